@@ -1,0 +1,196 @@
+/**
+ * `npm run bench`: Gatehouse on PostgreSQL, pinned to one core (taskset -c 0), loaded by autocannon
+ * from this process on the other core, next to a bare node:http server and an Express hello-world
+ * measured in the same run. Prints req/s, p99, peak RSS and the ratio to each ceiling per scenario.
+ *
+ * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a fresh
+ * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { stringify } from 'yaml';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const seconds = Number(process.env['BENCH_SECONDS'] ?? 10);
+const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
+const baseUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
+
+interface Result {
+  name: string;
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  rssMiB: number | undefined;
+}
+
+function pin(pid: number | undefined, core: number): void {
+  if (pinned && pid) spawnSync('/usr/bin/taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+}
+
+function peakRssMiB(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /VmHWM:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitFor(url: string, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.status < 500) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function load(name: string, options: autocannon.Options, pid: number | undefined): Promise<Result> {
+  // a short warm-up so JIT and pools settle, then the measured run
+  await autocannon({ ...options, duration: 2, connections });
+  const result = await autocannon({ ...options, duration: seconds, connections });
+  return {
+    name,
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    rssMiB: peakRssMiB(pid),
+  };
+}
+
+function startChild(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  // Started under taskset so that every thread the runtime creates is on core 0 too.
+  const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+  return spawn(command[0]!, [...command.slice(1), script, ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function main(): Promise<void> {
+  pin(process.pid, 1);
+  const results: Result[] = [];
+  const ceiling = async (kind: string, port: number) => {
+    const child = startChild(path.join(root, 'bench/ceilings.ts'), [kind, String(port)], process.env);
+    await waitFor(`http://127.0.0.1:${port}/`);
+    const result = await load(`ceiling: ${kind === 'node' ? 'bare node:http' : 'express hello-world'}`, { url: `http://127.0.0.1:${port}/` }, child.pid);
+    await stopChild(child);
+    return result;
+  };
+  const bare = await ceiling('node', 18081);
+  const expressHello = await ceiling('express', 18082);
+  results.push(bare, expressHello);
+
+  // A fresh database and a bootstrap file with the benchmark's identities.
+  const dbName = `gatehouse_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const dbUrl = new URL(baseUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const bootstrap = {
+    orgs: [
+      {
+        name: 'Bench',
+        domain: 'bench.test',
+        machines: [
+          { userName: 'jwt-bot', secret: 'jwt-bot-secret', accessTokenType: 'jwt', roles: ['IAM_OWNER'], publicKeys: [{ keyId: '1', pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
+          { userName: 'opaque-bot', secret: 'opaque-bot-secret', accessTokenType: 'opaque' },
+        ],
+        projects: [{ name: 'bench', apps: [{ name: 'api', clientId: 'bench-api', clientSecret: 'bench-api-secret', type: 'api', authMethod: 'client_secret_basic' }] }],
+      },
+    ],
+  };
+  fs.writeFileSync(path.join(dir, 'bootstrap.yaml'), stringify(bootstrap));
+  const port = 18080;
+  const url = `http://127.0.0.1:${port}`;
+  const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
+    ...process.env,
+    DATABASE_URL: dbUrl.toString(),
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_HOST: '127.0.0.1',
+    GATEHOUSE_EXTERNAL_URL: url,
+    GATEHOUSE_DATA_DIR: dir,
+    GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
+    GATEHOUSE_KEYS_RATE_LIMIT: '0',
+    GATEHOUSE_LOG_LEVEL: 'warn',
+  });
+  try {
+    await waitFor(`${url}/healthz`, 60000);
+    const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const scope = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
+    const projectScope = async () => {
+      const row = await new pg.Client({ connectionString: dbUrl.toString() });
+      await row.connect();
+      const { rows } = await row.query<{ id: string }>(`select id from projects where name = 'bench'`);
+      await row.end();
+      return `openid urn:gatehouse:iam:org:project:id:${rows[0]!.id}:aud`;
+    };
+    const ccBody = `grant_type=client_credentials&scope=${encodeURIComponent(scope)}`;
+    results.push(
+      await load('client_credentials (RS256 JWT)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
+      await load('client_credentials (opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: ccBody }, server.pid),
+    );
+    const introspected = async (user: string, secret: string) => {
+      const response = await fetch(`${url}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { ...form, authorization: basic(user, secret) },
+        body: `grant_type=client_credentials&scope=${encodeURIComponent(await projectScope())}`,
+      });
+      const token = ((await response.json()) as { access_token: string }).access_token;
+      return `token=${encodeURIComponent(token)}`;
+    };
+    const api = { ...form, authorization: basic('bench-api', 'bench-api-secret') };
+    results.push(
+      await load('introspection (JWT)', { url: `${url}/oauth/v2/introspect`, method: 'POST', headers: api, body: await introspected('jwt-bot', 'jwt-bot-secret') }, server.pid),
+      await load('introspection (opaque)', { url: `${url}/oauth/v2/introspect`, method: 'POST', headers: api, body: await introspected('opaque-bot', 'opaque-bot-secret') }, server.pid),
+      await load('key set', { url: `${url}/oauth/v2/keys` }, server.pid),
+      await load('discovery', { url: `${url}/.well-known/openid-configuration` }, server.pid),
+    );
+  } finally {
+    await stopChild(server);
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  const pad = (text: string, width: number) => text.padEnd(width);
+  const num = (value: number | undefined, digits = 0) => (value === undefined ? '-' : value.toFixed(digits)).padStart(9);
+  process.stdout.write(
+    `\nGatehouse benchmark: ${seconds}s per scenario, ${connections} connections, server ${pinned ? 'pinned to core 0, load on core 1' : 'not pinned'}, Node ${process.version}\n\n`,
+  );
+  process.stdout.write(`${pad('scenario', 34)}${'req/s'.padStart(9)}${'p99 ms'.padStart(9)}${'RSS MiB'.padStart(9)}${'errors'.padStart(9)}${'vs node'.padStart(9)}${'vs expr'.padStart(9)}\n`);
+  for (const r of results) {
+    process.stdout.write(
+      `${pad(r.name, 34)}${num(r.rps)}${num(r.p99, 1)}${num(r.rssMiB, 1)}${num(r.errors + r.non2xx)}${`${((r.rps / bare.rps) * 100).toFixed(0)}%`.padStart(9)}${`${((r.rps / expressHello.rps) * 100).toFixed(0)}%`.padStart(9)}\n`,
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

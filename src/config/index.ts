@@ -1,0 +1,133 @@
+/**
+ * Gatehouse configuration: one typed object, read from the environment once and validated.
+ * Every key documents what it is, its default and why. Each part of the code receives only the
+ * slice it needs (see the `*Config` types below).
+ */
+import path from 'node:path';
+
+export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA';
+
+export interface Config {
+  /** GATEHOUSE_PORT: the one listen port for every protocol. Default 8080. */
+  port: number;
+  /** GATEHOUSE_HOST: listen address. Default 0.0.0.0. */
+  host: string;
+  /** GATEHOUSE_EXTERNAL_URL: {base_url} and the issuer. Default http://localhost:{port}. No trailing slash. */
+  externalUrl: string;
+  /** DATABASE_URL: PostgreSQL connection string; unset selects the embedded PGlite database. */
+  databaseUrl: string | undefined;
+  /** GATEHOUSE_DATA_DIR: folder of the embedded database and a generated master key. Default ./.gatehouse */
+  dataDir: string;
+  /** GATEHOUSE_MASTER_KEY: 32 bytes, base64; encrypts signing keys and OTP secrets at rest. */
+  masterKey: string | undefined;
+  /** GATEHOUSE_SERVICE_NAME: `<service>` in the reserved scopes and token types. Default gatehouse. */
+  serviceName: string;
+  /** GATEHOUSE_BOOTSTRAP: bootstrap file applied at start. */
+  bootstrapFile: string | undefined;
+  /** GATEHOUSE_SMTP_URL / GATEHOUSE_SMTP_FROM: mail delivery; unset logs the message and keeps it in the outbox. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  /** GATEHOUSE_TLS_CERT / GATEHOUSE_TLS_KEY: PEM file paths; both set serves TLS with ALPN h2 + http/1.1. */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** GATEHOUSE_SIGNING_ALG: algorithm of new signing keys. Default RS256 (what every OIDC client supports). */
+  signingAlg: SigningAlg;
+  /** GATEHOUSE_LOG_LEVEL: pino level. Default info. */
+  logLevel: string;
+  /** GATEHOUSE_KEYS_RATE_LIMIT: key-set requests per minute per client address; 0 turns it off. Default 600. */
+  keysRateLimit: number;
+  /** GATEHOUSE_ISSUER_NAME: issuer shown in authenticator apps. Default: the host of the external URL. */
+  issuerName: string;
+  lifetimes: Lifetimes;
+  /** GATEHOUSE_KEY_ROTATION_HOURS: a signing key signs this long before the next one takes over. Default 168 (7 days). */
+  keyRotationSeconds: number;
+  /** GATEHOUSE_MAX_BODY_BYTES: largest accepted request body. Default 64 KiB: nothing we accept is larger. */
+  maxBodyBytes: number;
+  /** GATEHOUSE_CHANGE_POLL_MS: how often a server looks for changes made by other processes. Default 1000. */
+  changePollMs: number;
+}
+
+/** Lifetimes in seconds (SPEC §6), each configurable as GATEHOUSE_<NAME>_SECONDS. */
+export interface Lifetimes {
+  authCode: number;
+  accessToken: number;
+  idToken: number;
+  refreshIdle: number;
+  refreshAbsolute: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return Number(raw);
+}
+
+function text(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'GATEHOUSE_PORT', 8080);
+  if (port > 65535) throw new ConfigError(`GATEHOUSE_PORT must be a port number, got ${port}`);
+  const externalUrl = (text(env, 'GATEHOUSE_EXTERNAL_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(externalUrl);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_EXTERNAL_URL must be an absolute URL, got "${externalUrl}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError('GATEHOUSE_EXTERNAL_URL must use http or https');
+  }
+  if (parsed.search || parsed.hash) throw new ConfigError('GATEHOUSE_EXTERNAL_URL must not carry a query or fragment');
+  const signingAlg = text(env, 'GATEHOUSE_SIGNING_ALG') ?? 'RS256';
+  if (signingAlg !== 'RS256' && signingAlg !== 'ES256' && signingAlg !== 'EdDSA') {
+    throw new ConfigError(`GATEHOUSE_SIGNING_ALG must be RS256, ES256 or EdDSA, got "${signingAlg}"`);
+  }
+  const serviceName = text(env, 'GATEHOUSE_SERVICE_NAME') ?? 'gatehouse';
+  if (!/^[a-z0-9][a-z0-9-]*$/i.test(serviceName)) throw new ConfigError('GATEHOUSE_SERVICE_NAME must be letters, digits and dashes');
+  const tlsCert = text(env, 'GATEHOUSE_TLS_CERT');
+  const tlsKey = text(env, 'GATEHOUSE_TLS_KEY');
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together');
+  }
+  return {
+    port,
+    host: text(env, 'GATEHOUSE_HOST') ?? '0.0.0.0',
+    externalUrl,
+    databaseUrl: text(env, 'DATABASE_URL'),
+    dataDir: path.resolve(text(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
+    masterKey: text(env, 'GATEHOUSE_MASTER_KEY'),
+    serviceName,
+    bootstrapFile: text(env, 'GATEHOUSE_BOOTSTRAP'),
+    smtpUrl: text(env, 'GATEHOUSE_SMTP_URL'),
+    smtpFrom: text(env, 'GATEHOUSE_SMTP_FROM') ?? `gatehouse@${parsed.hostname}`,
+    tlsCert,
+    tlsKey,
+    signingAlg,
+    logLevel: text(env, 'GATEHOUSE_LOG_LEVEL') ?? 'info',
+    keysRateLimit: integer(env, 'GATEHOUSE_KEYS_RATE_LIMIT', 600),
+    issuerName: text(env, 'GATEHOUSE_ISSUER_NAME') ?? parsed.host,
+    lifetimes: {
+      authCode: integer(env, 'GATEHOUSE_AUTH_CODE_SECONDS', 600, 1),
+      accessToken: integer(env, 'GATEHOUSE_ACCESS_TOKEN_SECONDS', 12 * 3600, 1),
+      idToken: integer(env, 'GATEHOUSE_ID_TOKEN_SECONDS', 12 * 3600, 1),
+      refreshIdle: integer(env, 'GATEHOUSE_REFRESH_IDLE_SECONDS', 30 * 86400, 1),
+      refreshAbsolute: integer(env, 'GATEHOUSE_REFRESH_ABSOLUTE_SECONDS', 90 * 86400, 1),
+    },
+    keyRotationSeconds: integer(env, 'GATEHOUSE_KEY_ROTATION_HOURS', 168, 1) * 3600,
+    maxBodyBytes: integer(env, 'GATEHOUSE_MAX_BODY_BYTES', 64 * 1024, 1024),
+    changePollMs: integer(env, 'GATEHOUSE_CHANGE_POLL_MS', 1000, 50),
+  };
+}
+
+/** The reserved scope that adds the Gatehouse API audience (SPEC §6). */
+export function apiAudienceScope(serviceName: string): string {
+  return `urn:${serviceName}:iam:org:project:id:${serviceName}:aud`;
+}

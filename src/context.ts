@@ -1,0 +1,22 @@
+/** What every endpoint of a running server can reach: built once at start (server/app.ts). */
+import type { Logger } from 'pino';
+import type { Config } from './config/index.ts';
+import type { MasterKey } from './domain/crypto.ts';
+import type { Directory } from './domain/directory.ts';
+import type { KeyStore } from './domain/keys.ts';
+import type { Tokens } from './domain/tokens.ts';
+import type { Metrics } from './server/metrics.ts';
+import type { DB } from './store/database.ts';
+
+export interface Gatehouse {
+  config: Config;
+  db: DB;
+  log: Logger;
+  masterKey: MasterKey;
+  keys: KeyStore;
+  directory: Directory;
+  tokens: Tokens;
+  metrics: Metrics;
+  /** The one instance of this deployment (SPEC §5). */
+  instanceId: string;
+}

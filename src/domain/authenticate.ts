@@ -1,0 +1,32 @@
+/** Turns a bearer access token into the API's Principal: token verified, user active, roles loaded. */
+import type { Directory } from './directory.ts';
+import type { Principal } from './principal.ts';
+import type { Tokens } from './tokens.ts';
+
+export class InvalidAccessToken extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'InvalidAccessToken';
+  }
+}
+
+export function bearerAuthenticator(tokens: Tokens, directory: Directory, instanceId: string) {
+  return async (token: string): Promise<Principal> => {
+    const claims = await tokens.verifyAccessToken(token);
+    if (!claims) throw new InvalidAccessToken('token is invalid, expired or revoked');
+    const user = await directory.user(claims.sub);
+    if (!user || user.instanceId !== instanceId) throw new InvalidAccessToken('token subject does not exist');
+    if (user.state !== 'active') throw new InvalidAccessToken('token subject is not active');
+    return {
+      instanceId,
+      userId: user.id,
+      orgId: user.orgId,
+      kind: user.kind,
+      clientId: claims.clientId,
+      scopes: new Set(claims.scopes),
+      audience: claims.audience,
+      roles: user.roles,
+      tokenId: claims.jti,
+    };
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Secrets at rest: argon2id for passwords and client secrets, SHA-256 for high-entropy tokens and
+ * codes, AES-256-GCM under the master key for what must be read back (signing keys, OTP secrets).
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+
+/** argon2id with OWASP's second recommended setting (m=19 MiB, t=2, p=1). */
+const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+export function hashSecret(secret: string): Promise<string> {
+  return argon2Hash(secret, ARGON2);
+}
+
+export async function verifySecret(hash: string, secret: string): Promise<boolean> {
+  try {
+    return await argon2Verify(hash, secret);
+  } catch {
+    return false; // a malformed stored hash never matches
+  }
+}
+
+/** A hash used where no real one exists, so that unknown users cost the same time as known ones. */
+let decoyHash: Promise<string> | undefined;
+export function decoyVerify(secret: string): Promise<boolean> {
+  decoyHash ??= hashSecret(randomBytes(16).toString('hex'));
+  return decoyHash.then((hash) => verifySecret(hash, secret)).then(() => false);
+}
+
+/** SHA-256, hex: for random tokens and codes whose entropy makes a slow hash pointless. */
+export function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Constant-time comparison of two strings (length differences do not shortcut on content). */
+export function safeEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right) && a.length === b.length;
+}
+
+export class MasterKey {
+  readonly #key: Buffer;
+
+  constructor(base64: string) {
+    const key = Buffer.from(base64, 'base64');
+    if (key.length !== 32) throw new Error('the master key must be 32 bytes, base64-encoded');
+    this.#key = key;
+  }
+
+  /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */
+  encrypt(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  }
+
+  decrypt(sealed: string): string {
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unknown ciphertext format');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Read-through caches of the records the hot endpoints need on every request: applications by client
+ * id, machine users by user name, users by id. Every change appends an event; the change watcher
+ * (changes.ts) clears these caches when it sees a new event sequence, in this process and in every
+ * other process on the same database.
+ */
+import type { DB } from '../store/database.ts';
+import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';
+import type { RoleGrant } from './principal.ts';
+
+export interface PublicKeyEntry {
+  id: string;
+  pem: string;
+  expiresAt: Date | null;
+}
+
+export interface Application {
+  appId: string;
+  instanceId: string;
+  orgId: string;
+  projectId: string;
+  clientId: string;
+  name: string;
+  /** 'api': a resource server, which may only introspect. */
+  kind: 'oidc' | 'api';
+  secretHash: string | null;
+  authMethod: AuthMethod;
+  redirectUris: readonly string[];
+  postLogoutRedirectUris: readonly string[];
+  responseTypes: readonly string[];
+  grantTypes: readonly string[];
+  accessTokenType: AccessTokenType;
+  idTokenUserinfoAssertion: boolean;
+  devMode: boolean;
+  keys: readonly PublicKeyEntry[];
+}
+
+export interface User {
+  id: string;
+  instanceId: string;
+  orgId: string;
+  kind: UserKind;
+  userName: string;
+  /** userName@primaryDomain: the `username` claim. */
+  loginName: string;
+  state: UserState;
+  lockedUntil: Date | null;
+  email: string | null;
+  emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
+  givenName: string | null;
+  familyName: string | null;
+  nickname: string | null;
+  displayName: string | null;
+  preferredLanguage: string | null;
+  gender: string | null;
+  address: Address | null;
+  secretHash: string | null;
+  accessTokenType: AccessTokenType;
+  changedAt: Date;
+  roles: readonly RoleGrant[];
+  keys: readonly PublicKeyEntry[];
+}
+
+const MAX_ENTRIES = 10_000;
+
+/** A map that empties itself rather than grow without bound (callers can name arbitrary keys). */
+class BoundedCache<V> {
+  readonly #map = new Map<string, Promise<V>>();
+  get(key: string, load: () => Promise<V>): Promise<V> {
+    let value = this.#map.get(key);
+    if (!value) {
+      if (this.#map.size >= MAX_ENTRIES) this.#map.clear();
+      value = load();
+      this.#map.set(key, value);
+      // A failed load (database down) is not remembered.
+      value.catch(() => this.#map.delete(key));
+    }
+    return value;
+  }
+  clear(): void {
+    this.#map.clear();
+  }
+}
+
+export class Directory {
+  readonly #db: DB;
+  readonly #apps = new BoundedCache<Application | undefined>();
+  readonly #machines = new BoundedCache<User | undefined>();
+  readonly #users = new BoundedCache<User | undefined>();
+
+  constructor(db: DB) {
+    this.#db = db;
+  }
+
+  clear(): void {
+    this.#apps.clear();
+    this.#machines.clear();
+    this.#users.clear();
+  }
+
+  application(instanceId: string, clientId: string): Promise<Application | undefined> {
+    return this.#apps.get(`${instanceId}\n${clientId}`, () => loadApplication(this.#db, instanceId, clientId));
+  }
+
+  machineByName(instanceId: string, userName: string): Promise<User | undefined> {
+    return this.#machines.get(`${instanceId}\n${userName.toLowerCase()}`, async () => {
+      const row = await this.#db
+        .selectFrom('users')
+        .select('id')
+        .where('instance_id', '=', instanceId)
+        .where('kind', '=', 'machine')
+        .where((eb) => eb(eb.fn('lower', ['user_name']), '=', userName.toLowerCase()))
+        .executeTakeFirst();
+      return row ? this.user(row.id) : undefined;
+    });
+  }
+
+  user(userId: string): Promise<User | undefined> {
+    return this.#users.get(userId, () => loadUser(this.#db, userId));
+  }
+}
+
+async function loadApplication(db: DB, instanceId: string, clientId: string): Promise<Application | undefined> {
+  const row = await db
+    .selectFrom('apps')
+    .selectAll()
+    .where('instance_id', '=', instanceId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const keys = await db.selectFrom('app_keys').select(['id', 'public_key', 'expires_at']).where('app_id', '=', row.id).execute();
+  return {
+    appId: row.id,
+    instanceId: row.instance_id,
+    orgId: row.org_id,
+    projectId: row.project_id,
+    clientId: row.client_id,
+    name: row.name,
+    kind: row.kind,
+    secretHash: row.secret_hash,
+    authMethod: row.auth_method,
+    redirectUris: row.redirect_uris,
+    postLogoutRedirectUris: row.post_logout_redirect_uris,
+    responseTypes: row.response_types,
+    grantTypes: row.grant_types,
+    accessTokenType: row.access_token_type,
+    idTokenUserinfoAssertion: row.id_token_userinfo_assertion,
+    devMode: row.dev_mode,
+    keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at })),
+  };
+}
+
+async function loadUser(db: DB, userId: string): Promise<User | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .selectAll('users')
+    .select('orgs.primary_domain')
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const [roles, keys] = await Promise.all([
+    db.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', userId).execute(),
+    row.kind === 'machine'
+      ? db.selectFrom('machine_keys').select(['id', 'public_key', 'expires_at']).where('user_id', '=', userId).execute()
+      : Promise.resolve([]),
+  ]);
+  return {
+    id: row.id,
+    instanceId: row.instance_id,
+    orgId: row.org_id,
+    kind: row.kind,
+    userName: row.user_name,
+    loginName: `${row.user_name}@${row.primary_domain}`,
+    state: row.state,
+    lockedUntil: row.locked_until,
+    email: row.email,
+    emailVerified: row.email_verified,
+    phone: row.phone,
+    phoneVerified: row.phone_verified,
+    givenName: row.given_name,
+    familyName: row.family_name,
+    nickname: row.nickname,
+    displayName: row.display_name,
+    preferredLanguage: row.preferred_language,
+    gender: row.gender,
+    address: row.address,
+    secretHash: row.secret_hash,
+    accessTokenType: row.access_token_type,
+    changedAt: row.changed_at,
+    roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })),
+    keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at })),
+  };
+}

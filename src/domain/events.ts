@@ -1,0 +1,44 @@
+/**
+ * The event log. Every change appends one event in the same transaction as the change; the event's
+ * global sequence and time are what the API reports as `details` (SPEC §5), and a new sequence tells
+ * every server process that its caches are stale (see cache.ts).
+ */
+import type { DB } from '../store/database.ts';
+
+export interface ChangeDetails {
+  sequence: string;
+  changeDate: Date;
+  resourceOwner: string;
+}
+
+export interface EventInput {
+  instanceId: string;
+  aggregateType: string;
+  aggregateId: string;
+  resourceOwner: string;
+  type: string;
+  creator?: string | undefined;
+  payload?: Record<string, unknown>;
+}
+
+export async function appendEvent(db: DB, event: EventInput): Promise<ChangeDetails> {
+  const row = await db
+    .insertInto('events')
+    .values({
+      instance_id: event.instanceId,
+      aggregate_type: event.aggregateType,
+      aggregate_id: event.aggregateId,
+      resource_owner: event.resourceOwner,
+      event_type: event.type,
+      creator: event.creator ?? null,
+      payload: JSON.stringify(event.payload ?? {}),
+    })
+    .returning(['sequence', 'created_at'])
+    .executeTakeFirstOrThrow();
+  return { sequence: row.sequence, changeDate: row.created_at, resourceOwner: event.resourceOwner };
+}
+
+export async function latestSequence(db: DB): Promise<string> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.max('sequence').as('max')).executeTakeFirst();
+  return row?.max === null || row?.max === undefined ? '0' : String(row.max);
+}

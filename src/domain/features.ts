@@ -1,0 +1,72 @@
+/**
+ * Instance features (zitadel.feature.v2). A feature is either set on the instance or inherits the
+ * system default; only `oidcTokenExchange` exists so far, off by default (SPEC §3).
+ */
+import type { DB } from '../store/database.ts';
+import { appendEvent, type ChangeDetails } from './events.ts';
+
+export const FEATURES = {
+  oidcTokenExchange: { systemDefault: false },
+} as const;
+
+export type FeatureName = keyof typeof FEATURES;
+
+export interface FeatureState {
+  enabled: boolean;
+  source: 'system' | 'instance';
+}
+
+export function isFeatureName(name: string): name is FeatureName {
+  return Object.hasOwn(FEATURES, name);
+}
+
+export async function getFeatures(db: DB, instanceId: string): Promise<Record<FeatureName, FeatureState>> {
+  const rows = await db.selectFrom('instance_features').select(['name', 'enabled']).where('instance_id', '=', instanceId).execute();
+  const result = {} as Record<FeatureName, FeatureState>;
+  for (const name of Object.keys(FEATURES) as FeatureName[]) {
+    const row = rows.find((r) => r.name === name);
+    result[name] = row ? { enabled: row.enabled, source: 'instance' } : { enabled: FEATURES[name].systemDefault, source: 'system' };
+  }
+  return result;
+}
+
+export async function setFeatures(
+  db: DB,
+  instanceId: string,
+  changes: Partial<Record<FeatureName, boolean>>,
+  creator?: string,
+): Promise<ChangeDetails> {
+  return db.transaction().execute(async (trx) => {
+    for (const [name, enabled] of Object.entries(changes)) {
+      if (enabled === undefined) continue;
+      await trx
+        .insertInto('instance_features')
+        .values({ instance_id: instanceId, name, enabled, changed_at: new Date() })
+        .onConflict((oc) => oc.columns(['instance_id', 'name']).doUpdateSet({ enabled, changed_at: new Date() }))
+        .execute();
+    }
+    return appendEvent(trx, {
+      instanceId,
+      aggregateType: 'instance',
+      aggregateId: instanceId,
+      resourceOwner: instanceId,
+      type: 'instance.features.set',
+      creator,
+      payload: changes,
+    });
+  });
+}
+
+export async function resetFeatures(db: DB, instanceId: string, creator?: string): Promise<ChangeDetails> {
+  return db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('instance_features').where('instance_id', '=', instanceId).execute();
+    return appendEvent(trx, {
+      instanceId,
+      aggregateType: 'instance',
+      aggregateId: instanceId,
+      resourceOwner: instanceId,
+      type: 'instance.features.reset',
+      creator,
+    });
+  });
+}

@@ -1,0 +1,25 @@
+/** The authenticated caller of an API call, as the API interceptor finds it in the bearer token. */
+export interface RoleGrant {
+  /** IAM_OWNER, ORG_OWNER, IAM_ADMIN_IMPERSONATOR, ORG_ADMIN_IMPERSONATOR */
+  role: string;
+  /** The organization an org role applies to; '' for instance-wide roles. */
+  orgId: string;
+}
+
+export interface Principal {
+  instanceId: string;
+  userId: string;
+  orgId: string;
+  kind: 'human' | 'machine';
+  /** The client the token was issued to. */
+  clientId: string;
+  scopes: ReadonlySet<string>;
+  audience: readonly string[];
+  roles: readonly RoleGrant[];
+  /** The token's id (jti), for logs. */
+  tokenId: string;
+}
+
+export function hasRole(principal: Principal, role: string, orgId?: string): boolean {
+  return principal.roles.some((grant) => grant.role === role && (grant.orgId === '' || orgId === undefined || grant.orgId === orgId));
+}

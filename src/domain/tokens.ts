@@ -1,0 +1,225 @@
+/**
+ * Access tokens, ID tokens and their verification. A JWT access token (typ at+jwt, RFC 9068) is
+ * verified locally and is not stored; revoking it writes its jti to `revocations`. An opaque access
+ * token is 256 random bits, stored as its SHA-256. Both are checked against revocations on every use,
+ * so introspection and the API see revocation at once, on every node.
+ */
+import { createHash } from 'node:crypto';
+import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { DB } from '../store/database.ts';
+import type { AccessTokenType } from '../store/schema.ts';
+import { sha256 } from './crypto.ts';
+import { newId, randomToken } from './ids.ts';
+import type { KeyStore } from './keys.ts';
+
+export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
+
+export interface AccessTokenClaims {
+  jti: string;
+  sub: string;
+  clientId: string;
+  scopes: string[];
+  audience: string[];
+  iat: number;
+  exp: number;
+  /** The code or refresh grant the token belongs to: revoking the grant revokes the token. */
+  grantId?: string | undefined;
+  sessionId?: string | undefined;
+  /** RFC 8693 §4.1 actor claim. */
+  actor?: Record<string, unknown> | undefined;
+}
+
+export interface IssuedAccessToken {
+  token: string;
+  claims: AccessTokenClaims;
+  expiresIn: number;
+}
+
+export interface TokenConfig {
+  issuer: string;
+  accessTokenSeconds: number;
+  idTokenSeconds: number;
+}
+
+export interface AccessTokenRequest {
+  instanceId: string;
+  type: AccessTokenType;
+  subject: string;
+  clientId: string;
+  scopes: string[];
+  audience: string[];
+  grantId?: string;
+  sessionId?: string;
+  actor?: Record<string, unknown>;
+  authTime?: Date;
+  amr?: string[];
+}
+
+/** at_hash / c_hash (OIDC Core §3.1.3.6): left half of the hash of the ASCII value, base64url. */
+export function halfHash(value: string, alg: string): string {
+  const hash = alg === 'ES384' || alg === 'RS384' || alg === 'PS384' ? 'sha384' : alg === 'ES512' || alg === 'RS512' || alg === 'PS512' ? 'sha512' : alg === 'EdDSA' ? 'sha512' : 'sha256';
+  const digest = createHash(hash).update(value, 'ascii').digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
+}
+
+export class Tokens {
+  readonly #db: DB;
+  readonly #keys: KeyStore;
+  readonly #config: TokenConfig;
+
+  constructor(db: DB, keys: KeyStore, config: TokenConfig) {
+    this.#db = db;
+    this.#keys = keys;
+    this.#config = config;
+  }
+
+  get issuer(): string {
+    return this.#config.issuer;
+  }
+
+  /** Signs a JWT with the current key. */
+  async sign(payload: JWTPayload, typ: string): Promise<{ jwt: string; alg: string }> {
+    const signer = await this.#keys.signer();
+    const jwt = await new SignJWT(payload).setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ }).sign(signer.key);
+    return { jwt, alg: signer.alg };
+  }
+
+  async issueAccessToken(request: AccessTokenRequest, now = Date.now()): Promise<IssuedAccessToken> {
+    const iat = Math.floor(now / 1000);
+    const expiresIn = this.#config.accessTokenSeconds;
+    const claims: AccessTokenClaims = {
+      jti: newId(),
+      sub: request.subject,
+      clientId: request.clientId,
+      scopes: request.scopes,
+      audience: request.audience,
+      iat,
+      exp: iat + expiresIn,
+      grantId: request.grantId,
+      sessionId: request.sessionId,
+      actor: request.actor,
+    };
+    if (request.type === 'jwt') {
+      const { jwt } = await this.sign(
+        {
+          iss: this.#config.issuer,
+          sub: claims.sub,
+          aud: claims.audience,
+          client_id: claims.clientId,
+          scope: claims.scopes.join(' '),
+          iat,
+          nbf: iat,
+          exp: claims.exp,
+          jti: claims.jti,
+          ...(claims.grantId ? { gid: claims.grantId } : {}),
+          ...(claims.sessionId ? { sid: claims.sessionId } : {}),
+          ...(claims.actor ? { act: claims.actor } : {}),
+        },
+        ACCESS_TOKEN_JWT_TYPE,
+      );
+      return { token: jwt, claims, expiresIn };
+    }
+    const token = randomToken(32);
+    await this.#db
+      .insertInto('tokens')
+      .values({
+        id: claims.jti,
+        instance_id: request.instanceId,
+        kind: 'access',
+        token_hash: sha256(token),
+        client_id: claims.clientId,
+        subject: claims.sub,
+        scopes: claims.scopes,
+        audience: claims.audience,
+        grant_id: request.grantId ?? null,
+        session_id: request.sessionId ?? null,
+        actor: request.actor ? JSON.stringify(request.actor) : null,
+        auth_time: request.authTime ?? null,
+        amr: request.amr ?? null,
+        created_at: new Date(iat * 1000),
+        expires_at: new Date(claims.exp * 1000),
+      })
+      .execute();
+    return { token, claims, expiresIn };
+  }
+
+  /** The claims of a valid, unexpired, unrevoked access token; undefined for anything else. */
+  async verifyAccessToken(token: string, now = Date.now()): Promise<AccessTokenClaims | undefined> {
+    if (token.length === 0 || token.length > 8192) return undefined;
+    return token.includes('.') ? this.#verifyJwt(token, now) : this.#verifyOpaque(token, now);
+  }
+
+  async #verifyJwt(token: string, now: number): Promise<AccessTokenClaims | undefined> {
+    let payload: JWTPayload;
+    try {
+      const { kid, typ } = decodeProtectedHeader(token);
+      if (typ !== ACCESS_TOKEN_JWT_TYPE || !kid) return undefined;
+      const found = await this.#keys.verificationKey(kid, new Date(now));
+      if (!found) return undefined;
+      ({ payload } = await jwtVerify(token, found.key, {
+        issuer: this.#config.issuer,
+        typ: ACCESS_TOKEN_JWT_TYPE,
+        algorithms: [found.alg],
+        currentDate: new Date(now),
+        requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
+      }));
+    } catch {
+      return undefined;
+    }
+    const claims: AccessTokenClaims = {
+      jti: String(payload.jti),
+      sub: String(payload.sub),
+      clientId: String(payload['client_id']),
+      scopes: typeof payload['scope'] === 'string' ? payload['scope'].split(' ').filter(Boolean) : [],
+      audience: Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [],
+      iat: payload.iat!,
+      exp: payload.exp!,
+      grantId: typeof payload['gid'] === 'string' ? payload['gid'] : undefined,
+      sessionId: typeof payload['sid'] === 'string' ? payload['sid'] : undefined,
+      actor: typeof payload['act'] === 'object' && payload['act'] !== null ? (payload['act'] as Record<string, unknown>) : undefined,
+    };
+    const ids = [claims.jti, claims.grantId, claims.sessionId].filter((id): id is string => id !== undefined);
+    const revoked = await this.#db.selectFrom('revocations').select('id').where('id', 'in', ids).executeTakeFirst();
+    return revoked ? undefined : claims;
+  }
+
+  async #verifyOpaque(token: string, now: number): Promise<AccessTokenClaims | undefined> {
+    const row = await this.#db
+      .selectFrom('tokens')
+      .selectAll()
+      .where('token_hash', '=', sha256(token))
+      .where('kind', '=', 'access')
+      .executeTakeFirst();
+    if (!row || row.revoked_at || row.expires_at.getTime() <= now) return undefined;
+    if (row.grant_id || row.session_id) {
+      const ids = [row.grant_id, row.session_id].filter((id): id is string => id !== null);
+      const revoked = await this.#db.selectFrom('revocations').select('id').where('id', 'in', ids).executeTakeFirst();
+      if (revoked) return undefined;
+    }
+    return {
+      jti: row.id,
+      sub: row.subject,
+      clientId: row.client_id,
+      scopes: row.scopes,
+      audience: row.audience,
+      iat: Math.floor(row.created_at.getTime() / 1000),
+      exp: Math.floor(row.expires_at.getTime() / 1000),
+      grantId: row.grant_id ?? undefined,
+      sessionId: row.session_id ?? undefined,
+      actor: row.actor ?? undefined,
+    };
+  }
+
+  /** Revokes one access token (RFC 7009 §2.1: an access token revokes only itself). */
+  async revokeAccessToken(claims: AccessTokenClaims, opaque: boolean): Promise<void> {
+    if (opaque) {
+      await this.#db.updateTable('tokens').set({ revoked_at: new Date() }).where('id', '=', claims.jti).where('revoked_at', 'is', null).execute();
+      return;
+    }
+    await this.#db
+      .insertInto('revocations')
+      .values({ id: claims.jti, kind: 'access_token', expires_at: new Date(claims.exp * 1000) })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+}

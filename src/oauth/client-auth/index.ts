@@ -1,0 +1,133 @@
+/**
+ * Client authentication at the OAuth endpoints (seed §4.5–4.8, SPEC §6). The method is read from the
+ * request (Basic header, client_assertion, client_secret, or client_id alone); more than one is
+ * invalid_request. The client must be registered for the method it used, and the endpoint or grant
+ * must accept that method.
+ */
+import type { Request } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { decoyVerify } from '../../domain/crypto.ts';
+import type { Application, User } from '../../domain/directory.ts';
+import type { AuthMethod } from '../../store/schema.ts';
+import { InvalidClient, InvalidRequest } from '../errors.ts';
+import { optional, type Params } from '../form.ts';
+import { parseBasic } from './basic.ts';
+import { ASSERTION_TYPE, assertionIssuer, verifyClientAssertion } from './private-key-jwt.ts';
+import { secretMatches } from './secret.ts';
+
+export type AuthenticatedClient =
+  | { kind: 'app'; clientId: string; method: AuthMethod; app: Application }
+  | { kind: 'machine'; clientId: string; method: AuthMethod; user: User };
+
+interface Presented {
+  method: AuthMethod;
+  clientId: string;
+  secret?: string;
+  assertion?: string;
+}
+
+/** Which credentials the request carries. */
+export function presentedCredentials(req: Request, params: Params): Presented | undefined {
+  const header = req.headers.authorization;
+  const basic = header !== undefined && /^basic /i.test(header);
+  const assertion = optional(params, 'client_assertion');
+  const assertionType = optional(params, 'client_assertion_type');
+  const secret = params.get('client_secret');
+  const clientId = optional(params, 'client_id');
+  const mechanisms = [basic, assertion !== undefined || assertionType !== undefined, secret !== undefined].filter(Boolean).length;
+  if (mechanisms > 1) throw new InvalidRequest('several client authentication methods were used');
+
+  if (basic) {
+    const credentials = parseBasic(header!);
+    if (clientId !== undefined && clientId !== credentials.clientId) throw new InvalidRequest('client_id does not match the authorization header');
+    return { method: 'client_secret_basic', clientId: credentials.clientId, secret: credentials.secret };
+  }
+  if (assertion !== undefined || assertionType !== undefined) {
+    if (assertionType !== ASSERTION_TYPE) throw new InvalidRequest(`client_assertion_type must be ${ASSERTION_TYPE}`);
+    if (assertion === undefined) throw new InvalidRequest('client_assertion is required');
+    const issuer = assertionIssuer(assertion);
+    if (clientId !== undefined && clientId !== issuer) throw new InvalidRequest('client_id does not match the client assertion');
+    return { method: 'private_key_jwt', clientId: issuer, assertion };
+  }
+  if (secret !== undefined) {
+    if (clientId === undefined) throw new InvalidRequest('client_id is required');
+    return { method: 'client_secret_post', clientId, secret };
+  }
+  if (clientId !== undefined) return { method: 'none', clientId };
+  return undefined;
+}
+
+export interface AuthenticateOptions {
+  /** Methods this endpoint or grant accepts. */
+  accepted: readonly AuthMethod[];
+  /** Whether a machine user may authenticate with its secret (client_credentials). */
+  machines: boolean;
+  /** The URL of the endpoint called: an accepted audience of client assertions. */
+  endpointUrl: string;
+  /** Accept HTTP Basic from a client registered for client_secret_post (the endpoint takes no post). */
+  basicForPost?: boolean;
+}
+
+export async function authenticateClient(
+  gh: Gatehouse,
+  req: Request,
+  params: Params,
+  options: AuthenticateOptions,
+): Promise<AuthenticatedClient> {
+  const presented = presentedCredentials(req, params);
+  const basic = presented?.method === 'client_secret_basic';
+  if (!presented) throw new InvalidClient('no client authentication');
+  if (!options.accepted.includes(presented.method)) {
+    throw new InvalidClient(`${presented.method} is not accepted here`, basic);
+  }
+
+  const app = await gh.directory.application(gh.instanceId, presented.clientId);
+  if (app) {
+    const registered = app.authMethod === presented.method || (options.basicForPost === true && basic && app.authMethod === 'client_secret_post');
+    if (!registered) {
+      if (presented.secret !== undefined) await decoyVerify(presented.secret);
+      throw new InvalidClient(`client is registered for ${app.authMethod}, not ${presented.method}`, basic);
+    }
+    await verify(gh, presented, app.secretHash, app.keys, options);
+    return { kind: 'app', clientId: app.clientId, method: presented.method, app };
+  }
+
+  if (options.machines && presented.secret !== undefined) {
+    const user = await gh.directory.machineByName(gh.instanceId, presented.clientId);
+    if (user && user.state === 'active' && user.secretHash) {
+      await verify(gh, presented, user.secretHash, [], options);
+      return { kind: 'machine', clientId: user.userName, method: presented.method, user };
+    }
+  }
+  // Unknown clients cost what known ones cost, so timing tells nothing.
+  if (presented.secret !== undefined) await decoyVerify(presented.secret);
+  throw new InvalidClient(`unknown client ${presented.clientId}`, basic);
+}
+
+async function verify(
+  gh: Gatehouse,
+  presented: Presented,
+  secretHash: string | null,
+  keys: Application['keys'],
+  options: AuthenticateOptions,
+): Promise<void> {
+  const basic = presented.method === 'client_secret_basic';
+  switch (presented.method) {
+    case 'client_secret_basic':
+    case 'client_secret_post':
+      if (!secretHash || !(await secretMatches(secretHash, presented.secret!))) {
+        throw new InvalidClient('client secret does not match', basic);
+      }
+      return;
+    case 'private_key_jwt':
+      await verifyClientAssertion(gh.db, presented.assertion!, {
+        clientId: presented.clientId,
+        keys,
+        audiences: [gh.config.externalUrl, options.endpointUrl],
+        now: new Date(),
+      });
+      return;
+    case 'none':
+      return;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 §3, §4). Built once per change
+ * (the list of grants depends on feature flags) and served as a prepared string. There is no
+ * /.well-known/oauth-authorization-server (seed §1).
+ */
+import type { Gatehouse } from '../context.ts';
+import { grantRegistry } from './grants/index.ts';
+import { INTROSPECT_PATH } from './introspect.ts';
+import { REVOKE_PATH } from './revoke.ts';
+import { STANDARD_SCOPES } from './scopes.ts';
+import { TOKEN_PATH } from './token.ts';
+
+export const DISCOVERY_PATH = '/.well-known/openid-configuration';
+export const KEYS_PATH = '/oauth/v2/keys';
+export const AUTHORIZE_PATH = '/oauth/v2/authorize';
+
+const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+export async function discoveryDocument(gh: Gatehouse): Promise<Record<string, unknown>> {
+  const base = gh.config.externalUrl;
+  const grantTypes: string[] = [];
+  for (const grant of grantRegistry.values()) {
+    if (!grant.enabled || (await grant.enabled(gh))) grantTypes.push(grant.grantType);
+  }
+  return {
+    issuer: base,
+    // Required by Discovery §3; the browser sign-in that serves it is listed in the README.
+    authorization_endpoint: `${base}${AUTHORIZE_PATH}`,
+    token_endpoint: `${base}${TOKEN_PATH}`,
+    introspection_endpoint: `${base}${INTROSPECT_PATH}`,
+    revocation_endpoint: `${base}${REVOKE_PATH}`,
+    jwks_uri: `${base}${KEYS_PATH}`,
+    scopes_supported: [...STANDARD_SCOPES],
+    response_types_supported: ['code', 'id_token', 'id_token token'],
+    response_modes_supported: ['query', 'fragment', 'form_post'],
+    grant_types_supported: grantTypes,
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [gh.config.signingAlg],
+    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    claims_supported: [
+      'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'c_hash', 'sid', 'act',
+      'name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at',
+      'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address',
+    ],
+    code_challenge_methods_supported: ['S256'],
+    ui_locales_supported: ['en', 'de'],
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    claims_parameter_supported: false,
+  };
+}

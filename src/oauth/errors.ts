@@ -1,0 +1,87 @@
+/**
+ * One OAuth error hierarchy (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1). `description` is what
+ * the client sees; `detail` stays in logs and tests. For invalid_grant, invalid_client and
+ * invalid_token the public description is generic so that nothing about other clients' grants leaks.
+ */
+export class OAuthError extends Error {
+  readonly error: string;
+  readonly status: number;
+  readonly description: string;
+  readonly detail: string | undefined;
+
+  constructor(error: string, status: number, description: string, detail?: string) {
+    super(detail ?? description);
+    this.name = 'OAuthError';
+    this.error = error;
+    this.status = status;
+    this.description = description;
+    this.detail = detail;
+  }
+
+  body(): Record<string, string> {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  constructor(description: string, status = 400) {
+    super('invalid_request', status, description);
+  }
+}
+
+export class InvalidClient extends OAuthError {
+  /** Set when the client tried HTTP Basic: the 401 then carries a Basic challenge (RFC 6749 §5.2). */
+  readonly basic: boolean;
+  constructor(detail: string, basic = false) {
+    super('invalid_client', 401, 'client authentication failed', detail);
+    this.basic = basic;
+  }
+}
+
+export class InvalidGrant extends OAuthError {
+  constructor(detail: string) {
+    super('invalid_grant', 400, 'grant request is invalid', detail);
+  }
+}
+
+export class InvalidScope extends OAuthError {
+  constructor(description: string) {
+    super('invalid_scope', 400, description);
+  }
+}
+
+export class UnauthorizedClient extends OAuthError {
+  constructor(description: string) {
+    super('unauthorized_client', 400, description);
+  }
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description: string) {
+    super('unsupported_grant_type', 400, description);
+  }
+}
+
+export class UnsupportedTokenType extends OAuthError {
+  constructor(description: string) {
+    super('unsupported_token_type', 400, description);
+  }
+}
+
+export class InvalidToken extends OAuthError {
+  constructor(detail: string) {
+    super('invalid_token', 401, 'access token is invalid', detail);
+  }
+}
+
+export class ServerError extends OAuthError {
+  constructor(detail: string) {
+    super('server_error', 500, 'unexpected server error', detail);
+  }
+}
+
+export class TemporarilyUnavailable extends OAuthError {
+  constructor(detail: string) {
+    super('temporarily_unavailable', 503, 'service temporarily unavailable', detail);
+  }
+}

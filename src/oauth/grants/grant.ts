@@ -1,0 +1,39 @@
+/** The shape every grant module has (STYLE §1): its type, the parameters it reads, and handle(). */
+import type { Request } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import type { AuthMethod } from '../../store/schema.ts';
+import type { AuthenticatedClient } from '../client-auth/index.ts';
+import type { Params } from '../form.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer' | 'N_A';
+  expires_in: number;
+  scope?: string;
+  id_token?: string;
+  refresh_token?: string;
+  issued_token_type?: string;
+}
+
+export interface GrantContext {
+  gh: Gatehouse;
+  req: Request;
+  /** Only the parameters this grant declares. */
+  params: Params;
+  /** Undefined for grants whose assertion authenticates the caller (JWT profile). */
+  client: AuthenticatedClient | undefined;
+  /** The token endpoint's URL: an accepted audience of assertions. */
+  endpointUrl: string;
+}
+
+export interface Grant {
+  grantType: string;
+  parameters: readonly string[];
+  /** Client authentication methods accepted (seed §4.5), or 'assertion' when the grant's assertion authenticates. */
+  clientAuth: readonly AuthMethod[] | 'assertion';
+  /** Whether a machine user may be the client (client_credentials). */
+  machines: boolean;
+  /** Run-time switch (feature flags); absent means always on. */
+  enabled?(gh: Gatehouse): Promise<boolean>;
+  handle(ctx: GrantContext): Promise<TokenResponse>;
+}

@@ -1,0 +1,55 @@
+/**
+ * POST /oauth/v2/introspect (RFC 7662, seed §4.6, SPEC §6). The caller authenticates with
+ * client_secret_basic or private_key_jwt; a token is active only when it is valid, unrevoked, and its
+ * audience contains the caller's client id or project id. Anything else is {"active": false}.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { authenticateClient } from './client-auth/index.ts';
+import { InvalidClient } from './errors.ts';
+import { readForm, required } from './form.ts';
+import { userClaims } from './claims.ts';
+
+export const INTROSPECT_PATH = '/oauth/v2/introspect';
+
+export function introspectionEndpoint(gh: Gatehouse) {
+  const endpointUrl = `${gh.config.externalUrl}${INTROSPECT_PATH}`;
+  return async (req: Request, res: Response): Promise<void> => {
+    const params = await readForm(req, gh.config.maxBodyBytes);
+    const client = await authenticateClient(gh, req, params, {
+      accepted: ['client_secret_basic', 'private_key_jwt'],
+      machines: false,
+      endpointUrl,
+      basicForPost: true,
+    });
+    if (client.kind !== 'app') throw new InvalidClient('only applications introspect');
+    const token = required(params, 'token');
+    const claims = await gh.tokens.verifyAccessToken(token);
+    const caller = client.app;
+    if (!claims || !(claims.audience.includes(caller.clientId) || claims.audience.includes(caller.projectId))) {
+      res.json({ active: false });
+      return;
+    }
+    const user = await gh.directory.user(claims.sub);
+    if (!user || user.state === 'inactive') {
+      res.json({ active: false });
+      return;
+    }
+    res.json({
+      active: true,
+      scope: claims.scopes.join(' '),
+      client_id: claims.clientId,
+      token_type: 'Bearer',
+      exp: claims.exp,
+      iat: claims.iat,
+      nbf: claims.iat,
+      sub: claims.sub,
+      aud: claims.audience,
+      iss: gh.config.externalUrl,
+      jti: claims.jti,
+      username: user.loginName,
+      ...(claims.actor ? { act: claims.actor } : {}),
+      ...userClaims(user, claims.scopes),
+    });
+  };
+}

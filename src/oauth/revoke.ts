@@ -1,0 +1,62 @@
+/**
+ * POST /oauth/v2/revoke (RFC 7009, seed §4.8). Any of the four client authentication methods. An
+ * access token revokes only itself; a refresh token revokes its whole grant, access tokens included.
+ * Unknown, invalid or foreign tokens answer 200 like revoked ones (RFC 7009 §2.2), so the endpoint
+ * is no oracle for other clients' tokens.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { sha256 } from '../domain/crypto.ts';
+import { authenticateClient } from './client-auth/index.ts';
+import { UnsupportedTokenType } from './errors.ts';
+import { optional, readForm, required } from './form.ts';
+
+export const REVOKE_PATH = '/oauth/v2/revoke';
+
+const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);
+
+export function revocationEndpoint(gh: Gatehouse) {
+  const endpointUrl = `${gh.config.externalUrl}${REVOKE_PATH}`;
+  return async (req: Request, res: Response): Promise<void> => {
+    const params = await readForm(req, gh.config.maxBodyBytes);
+    const client = await authenticateClient(gh, req, params, {
+      accepted: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+      machines: true,
+      endpointUrl,
+    });
+    const token = required(params, 'token');
+    const hint = optional(params, 'token_type_hint');
+    if (hint !== undefined && !TOKEN_TYPE_HINTS.has(hint)) throw new UnsupportedTokenType(`token_type_hint ${hint} is not supported`);
+
+    if (!token.includes('.')) {
+      const row = await gh.db
+        .selectFrom('tokens')
+        .select(['id', 'kind', 'client_id', 'grant_id', 'absolute_expires_at', 'expires_at'])
+        .where('token_hash', '=', sha256(token))
+        .executeTakeFirst();
+      if (row && row.client_id === client.clientId) {
+        if (row.kind === 'refresh' && row.grant_id) {
+          await revokeGrant(gh, row.grant_id, row.absolute_expires_at ?? row.expires_at);
+        } else {
+          await gh.db.updateTable('tokens').set({ revoked_at: new Date() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+        }
+      }
+    } else {
+      const claims = await gh.tokens.verifyAccessToken(token);
+      if (claims && claims.clientId === client.clientId) await gh.tokens.revokeAccessToken(claims, false);
+    }
+    res.status(200).end();
+  };
+}
+
+/** Revokes every token of a grant: stored ones directly, JWT access tokens through their grant id. */
+export async function revokeGrant(gh: Gatehouse, grantId: string, until: Date): Promise<void> {
+  await gh.db.transaction().execute(async (trx) => {
+    await trx.updateTable('tokens').set({ revoked_at: new Date() }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
+    await trx
+      .insertInto('revocations')
+      .values({ id: grantId, kind: 'grant', expires_at: until })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  });
+}

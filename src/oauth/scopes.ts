@@ -1,0 +1,68 @@
+/**
+ * The scopes Gatehouse knows (seed §4.4, §5; SPEC §6) and the audience they grant. An unknown scope is
+ * invalid_scope rather than silently dropped, so a client learns of its typo at once.
+ */
+import { apiAudienceScope } from '../config/index.ts';
+import type { Gatehouse } from '../context.ts';
+import { InvalidScope } from './errors.ts';
+
+export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'] as const;
+
+function projectScopePattern(serviceName: string): RegExp {
+  return new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`);
+}
+
+export interface GrantedScopes {
+  scopes: string[];
+  /** Project ids named by project audience scopes. */
+  projectIds: string[];
+  /** Whether the reserved scope asks for the Gatehouse API audience. */
+  api: boolean;
+}
+
+/** Validates requested scopes; project audience scopes must name a project of this instance. */
+export async function checkScopes(gh: Gatehouse, requested: string[]): Promise<GrantedScopes> {
+  const service = gh.config.serviceName;
+  const apiScope = apiAudienceScope(service);
+  const pattern = projectScopePattern(service);
+  const projectIds: string[] = [];
+  let api = false;
+  for (const scope of requested) {
+    if ((STANDARD_SCOPES as readonly string[]).includes(scope)) continue;
+    if (scope === apiScope) {
+      api = true;
+      continue;
+    }
+    const match = pattern.exec(scope);
+    if (match) {
+      projectIds.push(match[1]!);
+      continue;
+    }
+    throw new InvalidScope(`scope ${scope} is not supported`);
+  }
+  if (projectIds.length > 0) {
+    const found = await gh.db
+      .selectFrom('projects')
+      .select('id')
+      .where('instance_id', '=', gh.instanceId)
+      .where('id', 'in', projectIds)
+      .execute();
+    const missing = projectIds.find((id) => !found.some((row) => row.id === id));
+    if (missing !== undefined) throw new InvalidScope(`scope names unknown project ${missing}`);
+  }
+  return { scopes: requested, projectIds, api };
+}
+
+/** The audience of the Gatehouse API itself, added by the reserved scope: the issuer URL. */
+export function apiAudience(gh: Gatehouse): string {
+  return gh.config.externalUrl;
+}
+
+/** SPEC §6: the client id, the client's project, every project named by a scope, and the API when asked. */
+export function audienceFor(gh: Gatehouse, clientId: string, clientProjectId: string | undefined, granted: GrantedScopes): string[] {
+  const audience = [clientId];
+  if (clientProjectId) audience.push(clientProjectId);
+  audience.push(...granted.projectIds);
+  if (granted.api) audience.push(apiAudience(gh));
+  return [...new Set(audience)];
+}

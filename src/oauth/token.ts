@@ -1,0 +1,49 @@
+/**
+ * POST /oauth/v2/token (RFC 6749 §3.2, seed §4.5): a short fixed pipeline. Parse the form, reject
+ * repeated parameters, find the grant, authenticate the client, check the grant is allowed for it,
+ * keep only the parameters the grant knows, dispatch.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { authenticateClient, type AuthenticatedClient } from './client-auth/index.ts';
+import { UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
+import { readForm, required, type Params } from './form.ts';
+import type { Grant } from './grants/grant.ts';
+import { grantRegistry } from './grants/index.ts';
+
+export const TOKEN_PATH = '/oauth/v2/token';
+
+async function findGrant(gh: Gatehouse, grantType: string): Promise<Grant> {
+  const grant = grantRegistry.get(grantType);
+  if (!grant || (grant.enabled && !(await grant.enabled(gh)))) {
+    throw new UnsupportedGrantType(`grant_type ${grantType} is not supported`);
+  }
+  return grant;
+}
+
+function checkAllowed(grant: Grant, client: AuthenticatedClient | undefined): void {
+  if (!client || client.kind === 'machine') return; // machine users: the grant itself decides
+  if (client.app.kind === 'api') throw new UnauthorizedClient('an API application may only introspect');
+  if (!client.app.grantTypes.includes(grant.grantType)) {
+    throw new UnauthorizedClient(`grant_type ${grant.grantType} is not allowed for this client`);
+  }
+}
+
+function onlyDeclared(params: Params, grant: Grant): Params {
+  return new Map(grant.parameters.flatMap((name) => (params.has(name) ? [[name, params.get(name)!] as const] : [])));
+}
+
+export function tokenEndpoint(gh: Gatehouse) {
+  const endpointUrl = `${gh.config.externalUrl}${TOKEN_PATH}`;
+  return async (req: Request, res: Response): Promise<void> => {
+    const params = await readForm(req, gh.config.maxBodyBytes);
+    const grant = await findGrant(gh, required(params, 'grant_type'));
+    const client =
+      grant.clientAuth === 'assertion'
+        ? undefined
+        : await authenticateClient(gh, req, params, { accepted: grant.clientAuth, machines: grant.machines, endpointUrl });
+    checkAllowed(grant, client);
+    const response = await grant.handle({ gh, req, params: onlyDeclared(params, grant), client, endpointUrl });
+    res.status(200).json(response);
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The Express application: OAuth/OIDC endpoints and operations endpoints, HTTP/1.1 only (SPEC §2).
+ * No global middleware: each route gets only what it needs, so hot endpoints stay lean.
+ */
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { ping } from '../store/database.ts';
+import { DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts';
+import { InvalidRequest } from '../oauth/errors.ts';
+import { INTROSPECT_PATH, introspectionEndpoint } from '../oauth/introspect.ts';
+import { keysEndpoint } from '../oauth/keys-endpoint.ts';
+import { REVOKE_PATH, revocationEndpoint } from '../oauth/revoke.ts';
+import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
+import { oauthErrorRenderer } from './errors.ts';
+
+type AsyncHandler = (req: Request, res: Response) => Promise<void>;
+
+/** OAuth responses are never cached (RFC 6749 §5.1). */
+function noStore(handler: AsyncHandler): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache');
+    handler(req, res).catch(next);
+  };
+}
+
+function methodNotAllowed(allowed: string): RequestHandler {
+  return (_req, res, next) => {
+    res.set('Allow', allowed);
+    next(new InvalidRequest(`method not allowed; use ${allowed}`, 405));
+  };
+}
+
+export interface AppState {
+  /** The discovery document, serialized; rebuilt when something changes. */
+  discoveryJson(): string;
+}
+
+export function createApp(gh: Gatehouse, state: AppState): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', 'simple');
+
+  app.get(DISCOVERY_PATH, (_req, res) => {
+    res.status(200).set('Cache-Control', 'max-age=300, must-revalidate').type('application/json').end(state.discoveryJson());
+  });
+  app.get(KEYS_PATH, keysEndpoint(gh));
+  app.post(TOKEN_PATH, noStore(tokenEndpoint(gh)));
+  app.post(INTROSPECT_PATH, noStore(introspectionEndpoint(gh)));
+  app.post(REVOKE_PATH, noStore(revocationEndpoint(gh)));
+  app.all([TOKEN_PATH, INTROSPECT_PATH, REVOKE_PATH], methodNotAllowed('POST'));
+  app.all([DISCOVERY_PATH, KEYS_PATH], methodNotAllowed('GET'));
+
+  app.get('/healthz', (_req, res) => {
+    res.status(200).json({ status: 'ok' });
+  });
+  app.get('/ready', (_req, res) => {
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref());
+    Promise.race([ping(gh.db), timeout]).then(
+      () => res.status(200).json({ status: 'ready' }),
+      () => res.status(503).json({ status: 'unavailable', reason: 'database unreachable' }),
+    );
+  });
+  app.get('/metrics', (_req, res, next) => {
+    gh.metrics.registry.metrics().then((text) => res.type(gh.metrics.registry.contentType).send(text), next);
+  });
+
+  app.use((_req: Request, res: Response) => {
+    res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'no such endpoint' });
+  });
+  app.use(oauthErrorRenderer(gh.log));
+  return app;
+}

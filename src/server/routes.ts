@@ -1,0 +1,24 @@
+/** Route labels for metrics: known paths by name, procedures by service, everything else "other". */
+const KNOWN = new Set([
+  '/.well-known/openid-configuration',
+  '/oauth/v2/keys',
+  '/oauth/v2/token',
+  '/oauth/v2/introspect',
+  '/oauth/v2/revoke',
+  '/oauth/v2/authorize',
+  '/oidc/v1/userinfo',
+  '/oidc/v1/end_session',
+  '/healthz',
+  '/ready',
+  '/metrics',
+]);
+
+export function routeLabel(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (KNOWN.has(path)) return path;
+  if (path.startsWith('/zitadel.')) return path.split('/').slice(0, 3).join('/');
+  if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/')) return `rest:${path.split('/')[1]}`;
+  if (path.startsWith('/ui/')) return '/ui';
+  return 'other';
+}

@@ -1,0 +1,183 @@
+/**
+ * Builds a running Gatehouse: database, migrations, master key, instance, keys, caches, the change
+ * watcher and the listener. Used by `gatehouse start`, the tests and the benchmark.
+ */
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import { createApiHandler } from '../api/handler.ts';
+import type { Config } from '../config/index.ts';
+import type { Gatehouse } from '../context.ts';
+import { bearerAuthenticator } from '../domain/authenticate.ts';
+import { MasterKey } from '../domain/crypto.ts';
+import { Directory } from '../domain/directory.ts';
+import { latestSequence } from '../domain/events.ts';
+import { KeyStore } from '../domain/keys.ts';
+import { Tokens } from '../domain/tokens.ts';
+import { discoveryDocument } from '../oauth/discovery.ts';
+import { migrate, openDatabase, type DB } from '../store/database.ts';
+import { createApp } from './app.ts';
+import { listen, type Listener } from './listen.ts';
+import { createMetrics } from './metrics.ts';
+import { routeLabel } from './routes.ts';
+
+export interface Running {
+  gh: Gatehouse;
+  listener: Listener;
+  url: string;
+  /** SIGTERM behaviour: stop accepting, finish in-flight requests (up to 10 s), stop workers, close the database. */
+  stop(): Promise<void>;
+}
+
+/** The master key: from the environment, else generated once into the data dir (with a warning). */
+export function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>, log: Logger): MasterKey {
+  if (config.masterKey) return new MasterKey(config.masterKey);
+  const file = path.join(config.dataDir, 'master.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(file, randomUUIDKey(), { mode: 0o600, flag: 'wx' });
+    log.warn({ file }, 'GATEHOUSE_MASTER_KEY is not set: generated a master key into the data dir; set the variable in production');
+  }
+  return new MasterKey(fs.readFileSync(file, 'utf8').trim());
+}
+
+function randomUUIDKey(): string {
+  return Buffer.concat([Buffer.from(randomUUID().replaceAll('-', ''), 'hex'), Buffer.from(randomUUID().replaceAll('-', ''), 'hex')]).toString('base64');
+}
+
+export async function instanceIdOf(db: DB): Promise<string | undefined> {
+  const row = await db.selectFrom('instances').select('id').orderBy('created_at').executeTakeFirst();
+  return row?.id;
+}
+
+export interface StartOptions {
+  config: Config;
+  log?: Logger;
+  /** Runs after migrations, before serving: first-run defaults or a bootstrap file. */
+  prepare?: (db: DB) => Promise<void>;
+}
+
+export async function startServer({ config, log = pino({ level: config.logLevel }), prepare }: StartOptions): Promise<Running> {
+  const { db } = await openDatabase(config);
+  await migrate(db);
+  await prepare?.(db);
+  const instanceId = await instanceIdOf(db);
+  if (!instanceId) throw new Error('the database has no instance: run `gatehouse bootstrap FILE` or start without a bootstrap file');
+
+  const masterKey = loadMasterKey(config, log);
+  const keys = new KeyStore(db, masterKey, {
+    signingAlg: config.signingAlg,
+    keyRotationSeconds: config.keyRotationSeconds,
+    maxTokenSeconds: Math.max(config.lifetimes.accessToken, config.lifetimes.idToken),
+  });
+  await keys.refresh();
+  const directory = new Directory(db);
+  const metrics = createMetrics();
+  const tokens = new Tokens(db, keys, {
+    issuer: config.externalUrl,
+    accessTokenSeconds: config.lifetimes.accessToken,
+    idTokenSeconds: config.lifetimes.idToken,
+  });
+  const gh: Gatehouse = { config, db, log, masterKey, keys, directory, tokens, metrics, instanceId };
+
+  let discoveryJson = JSON.stringify(await discoveryDocument(gh));
+  const app = createApp(gh, { discoveryJson: () => discoveryJson });
+  const api = createApiHandler({
+    db,
+    instanceId: () => instanceId,
+    serviceName: config.serviceName,
+    maxBodyBytes: config.maxBodyBytes,
+    authenticate: bearerAuthenticator(tokens, directory, instanceId),
+    log,
+  });
+
+  const observe = (method: string, url: string, res: http.ServerResponse | http2.Http2ServerResponse, started: bigint) => {
+    res.once('finish', () => {
+      const route = routeLabel(url);
+      metrics.requests.inc({ route, method, status: String(res.statusCode) });
+      metrics.latency.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+  };
+
+  const listener = await listen({
+    host: config.host,
+    port: config.port,
+    tls: config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined,
+    http1: (req, res) => {
+      observe(req.method ?? 'GET', req.url ?? '/', res, process.hrtime.bigint());
+      api.handle(req, res).then(
+        (handled) => {
+          if (!handled) app(req, res);
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'api handler failed');
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":13,"message":"internal error"}');
+        },
+      );
+    },
+    http2: (req, res) => {
+      observe(req.method, req.url, res, process.hrtime.bigint());
+      api.handle(req, res).then(
+        (handled) => {
+          if (!handled && !res.headersSent) {
+            res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found","error_description":"HTTP/2 serves the API only"}');
+          }
+        },
+        (error: unknown) => {
+          log.error({ err: error }, 'api handler failed');
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":13,"message":"internal error"}');
+        },
+      );
+    },
+  });
+
+  // The change watcher: a new event sequence anywhere on this database clears the caches.
+  let seen = await latestSequence(db);
+  let polling = false;
+  const poll = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    (async () => {
+      const latest = await latestSequence(db);
+      if (latest !== seen) {
+        seen = latest;
+        directory.clear();
+        await keys.refresh();
+        discoveryJson = JSON.stringify(await discoveryDocument(gh));
+      }
+    })()
+      .catch((error: unknown) => log.warn({ err: error }, 'change poll failed'))
+      .finally(() => (polling = false));
+  }, config.changePollMs);
+  poll.unref();
+  // Rotation and clean-up run on their own clock; they are cheap no-ops most of the time.
+  const housekeeping = setInterval(() => {
+    (async () => {
+      await keys.refresh();
+      await keys.prune();
+      const now = new Date();
+      await db.deleteFrom('used_assertions').where('expires_at', '<', now).execute();
+      await db.deleteFrom('revocations').where('expires_at', '<', now).execute();
+      await db.deleteFrom('tokens').where('expires_at', '<', new Date(now.getTime() - 86400_000)).execute();
+    })().catch((error: unknown) => log.warn({ err: error }, 'housekeeping failed'));
+  }, 60_000);
+  housekeeping.unref();
+
+  const url = `${config.tlsCert ? 'https' : 'http'}://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listener.port}`;
+  log.info({ port: listener.port, issuer: config.externalUrl }, 'gatehouse is listening');
+
+  return {
+    gh,
+    listener,
+    url,
+    async stop() {
+      clearInterval(poll);
+      clearInterval(housekeeping);
+      await listener.close(10_000);
+      await db.destroy();
+    },
+  };
+}

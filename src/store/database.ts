@@ -1,0 +1,64 @@
+/**
+ * Opens the database: a pooled PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite
+ * (PostgreSQL compiled to WebAssembly, data in GATEHOUSE_DATA_DIR). Both speak the same SQL.
+ */
+import fs from 'node:fs';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Migrator, type MigrationResultSet } from 'kysely/migration';
+import pg from 'pg';
+import { migrations } from './migrations/index.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema.ts';
+
+export type DB = Kysely<Database>;
+
+export interface DatabaseConfig {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+// int8 (bigserial sequences) as strings, as the API carries them; numeric ids never lose precision.
+const INT8_OID = 20;
+pg.types.setTypeParser(INT8_OID, (value: string) => value);
+
+export interface OpenedDatabase {
+  db: DB;
+  embedded: boolean;
+}
+
+export async function openDatabase(config: DatabaseConfig): Promise<OpenedDatabase> {
+  if (config.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: 10,
+      // A request that needs the database answers 503 within a few seconds when it is down (SPEC §9).
+      connectionTimeoutMillis: 3000,
+      query_timeout: 10000,
+    });
+    // An idle client losing its server must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), embedded: false };
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(`${config.dataDir}/pgdata`, {
+    parsers: { [INT8_OID]: (value: string) => value },
+  });
+  return { db: new Kysely<Database>({ dialect: new PGliteDialect(pglite) }), embedded: true };
+}
+
+export async function migrate(db: DB): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'gatehouse_migrations',
+    migrationLockTableName: 'gatehouse_migrations_lock',
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}
+
+export async function ping(db: DB): Promise<void> {
+  await sql`select 1`.execute(db);
+}

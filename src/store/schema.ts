@@ -1,0 +1,203 @@
+/** Kysely table types, one interface per table of the migrations. */
+import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type TextArray = ColumnType<string[], string[] | undefined, string[]>;
+
+export interface InstancesTable {
+  id: string;
+  name: string;
+  default_org_id: string | null;
+  enable_impersonation: Generated<boolean>;
+  created_at: Timestamp;
+}
+
+export interface InstanceFeaturesTable {
+  instance_id: string;
+  name: string;
+  enabled: boolean;
+  changed_at: Timestamp;
+}
+
+export interface OrgsTable {
+  id: string;
+  instance_id: string;
+  name: string;
+  primary_domain: string;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+export type UserKind = 'human' | 'machine';
+export type UserState = 'active' | 'locked' | 'inactive';
+export type AccessTokenType = 'jwt' | 'opaque';
+
+export interface Address {
+  formatted?: string;
+  street_address?: string;
+  locality?: string;
+  region?: string;
+  postal_code?: string;
+  country?: string;
+}
+
+export interface UsersTable {
+  id: string;
+  instance_id: string;
+  org_id: string;
+  kind: UserKind;
+  user_name: string;
+  state: Generated<UserState>;
+  password_hash: string | null;
+  email: string | null;
+  email_verified: Generated<boolean>;
+  phone: string | null;
+  phone_verified: Generated<boolean>;
+  given_name: string | null;
+  family_name: string | null;
+  nickname: string | null;
+  display_name: string | null;
+  preferred_language: string | null;
+  gender: string | null;
+  address: JSONColumnType<Address | null, string | null, string | null>;
+  secret_hash: string | null;
+  access_token_type: Generated<AccessTokenType>;
+  failed_attempts: Generated<number>;
+  locked_until: NullableTimestamp;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  role: string;
+  scope_org_id: Generated<string>;
+}
+
+export interface PublicKeysTable {
+  id: string;
+  public_key: string;
+  expires_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface MachineKeysTable extends PublicKeysTable {
+  user_id: string;
+}
+
+export interface AppKeysTable extends PublicKeysTable {
+  app_id: string;
+}
+
+export interface ProjectsTable {
+  id: string;
+  instance_id: string;
+  org_id: string;
+  name: string;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
+
+export interface AppsTable {
+  id: string;
+  instance_id: string;
+  org_id: string;
+  project_id: string;
+  name: string;
+  kind: Generated<'oidc' | 'api'>;
+  client_id: string;
+  secret_hash: string | null;
+  auth_method: AuthMethod;
+  redirect_uris: TextArray;
+  post_logout_redirect_uris: TextArray;
+  response_types: TextArray;
+  grant_types: TextArray;
+  access_token_type: Generated<AccessTokenType>;
+  id_token_userinfo_assertion: Generated<boolean>;
+  dev_mode: Generated<boolean>;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+export interface EventsTable {
+  sequence: ColumnType<string, never, never>;
+  instance_id: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  resource_owner: string;
+  event_type: string;
+  creator: string | null;
+  payload: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: Timestamp;
+}
+
+export interface SigningKeysTable {
+  id: string;
+  alg: string;
+  public_jwk: JSONColumnType<Record<string, unknown>, string, string>;
+  private_key: string;
+  created_at: Timestamp;
+  sign_from: Timestamp;
+  retired_at: NullableTimestamp;
+  unpublish_at: NullableTimestamp;
+}
+
+export interface TokensTable {
+  id: string;
+  instance_id: string;
+  kind: 'access' | 'refresh';
+  token_hash: string;
+  client_id: string;
+  subject: string;
+  scopes: TextArray;
+  audience: TextArray;
+  grant_id: string | null;
+  session_id: string | null;
+  actor: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
+  auth_time: NullableTimestamp;
+  amr: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  absolute_expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  used_at: NullableTimestamp;
+}
+
+export interface RevocationsTable {
+  id: string;
+  kind: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+export interface UsedAssertionsTable {
+  id: string;
+  expires_at: Timestamp;
+}
+
+export interface Database {
+  instances: InstancesTable;
+  instance_features: InstanceFeaturesTable;
+  orgs: OrgsTable;
+  users: UsersTable;
+  user_roles: UserRolesTable;
+  machine_keys: MachineKeysTable;
+  projects: ProjectsTable;
+  apps: AppsTable;
+  app_keys: AppKeysTable;
+  events: EventsTable;
+  signing_keys: SigningKeysTable;
+  tokens: TokensTable;
+  revocations: RevocationsTable;
+  used_assertions: UsedAssertionsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type AppRow = Selectable<AppsTable>;
+export type OrgRow = Selectable<OrgsTable>;
+export type TokenRow = Selectable<TokensTable>;
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type NewEvent = Insertable<EventsTable>;

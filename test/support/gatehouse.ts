@@ -1,0 +1,79 @@
+/**
+ * Starts a real Gatehouse for a black-box suite: a fresh database (a new PostgreSQL database when
+ * TEST_DATABASE_URL is set, else embedded PGlite in a temp dir), a bootstrap document applied, a free
+ * port on 127.0.0.1. Returns the base URL and a stop function.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { stringify } from 'yaml';
+import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
+import { loadConfig, type Config } from '../../src/config/index.ts';
+import { startServer, type Running } from '../../src/server/start.ts';
+import { freePort } from './ports.ts';
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  running: Running;
+  stop(): Promise<void>;
+}
+
+/** A connection string to a new, empty PostgreSQL database, or undefined to use PGlite. */
+export async function createTestDatabase(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  const base = process.env['TEST_DATABASE_URL'];
+  if (!base) return { url: undefined, drop: async () => {} };
+  const name = `gh_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export async function startTestServer(bootstrap: unknown, env: Record<string, string> = {}): Promise<TestServer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const file = path.join(dir, 'bootstrap.yaml');
+  fs.writeFileSync(file, stringify(bootstrap));
+  const config = loadConfig({
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_HOST: '127.0.0.1',
+    GATEHOUSE_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+    GATEHOUSE_DATA_DIR: dir,
+    GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+    GATEHOUSE_CHANGE_POLL_MS: '100',
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...env,
+  });
+  const running = await startServer({
+    config,
+    log: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
+    prepare: async (db) => {
+      await applyBootstrapFile(db, file);
+    },
+  });
+  return {
+    url: running.url,
+    config,
+    running,
+    async stop() {
+      await running.stop();
+      await database.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
