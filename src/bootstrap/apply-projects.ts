@@ -1,0 +1,109 @@
+/**
+ * Projects of one organization and their applications. The file owns applications: every setting
+ * left out takes its default, and an application found by client id moves to the project naming it.
+ */
+import { sql } from 'kysely';
+import { newId } from '../domain/ids.ts';
+import {
+  changedColumns,
+  conflict,
+  emit,
+  match,
+  record,
+  secretHash,
+  syncKeys,
+  type ApplyContext,
+  type KeyTable,
+} from './apply-support.ts';
+import type { AppSpec, ProjectSpec } from './document.ts';
+
+function appKeys(ctx: ApplyContext, appId: string): KeyTable {
+  return {
+    find: (keyId) => ctx.trx.selectFrom('app_keys').select(['id', 'app_id as owner', 'public_key', 'expires_at']).where('id', '=', keyId).executeTakeFirst(),
+    insert: async (key) => {
+      await ctx.trx.insertInto('app_keys').values({ id: key.keyId, app_id: appId, public_key: key.pem, expires_at: key.expiresAt }).execute();
+    },
+    update: async (key) => {
+      await ctx.trx.updateTable('app_keys').set({ public_key: key.pem, expires_at: key.expiresAt }).where('id', '=', key.keyId).execute();
+    },
+  };
+}
+
+async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spec: AppSpec): Promise<void> {
+  const row = await match(
+    ctx,
+    spec.path,
+    spec.id,
+    (id) => ctx.trx.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst(),
+    () => ctx.trx.selectFrom('apps').selectAll().where('instance_id', '=', ctx.instanceId).where('client_id', '=', spec.clientId).executeTakeFirst(),
+    `clientId "${spec.clientId}"`,
+  );
+  const namesake = await ctx.trx
+    .selectFrom('apps')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where(sql<string>`lower(name)`, '=', spec.name.toLowerCase())
+    .where('id', '!=', row?.id ?? '')
+    .executeTakeFirst();
+  if (namesake) conflict(ctx, `${spec.path}.name`, `application name "${spec.name}" is taken in this project by application ${namesake.id}`);
+  const secret = await secretHash(row?.secret_hash, spec.clientSecret);
+  const columns = {
+    org_id: orgId,
+    project_id: projectId,
+    name: spec.name,
+    kind: spec.type,
+    client_id: spec.clientId,
+    auth_method: spec.authMethod,
+    redirect_uris: spec.redirectUris,
+    post_logout_redirect_uris: spec.postLogoutRedirectUris,
+    response_types: spec.responseTypes,
+    grant_types: spec.grantTypes,
+    access_token_type: spec.accessTokenType,
+    id_token_userinfo_assertion: spec.idTokenUserinfoAssertion,
+    dev_mode: spec.devMode,
+  };
+  if (!row) {
+    const id = spec.id ?? newId();
+    await ctx.trx.insertInto('apps').values({ ...columns, id, instance_id: ctx.instanceId, secret_hash: secret.hash }).execute();
+    await syncKeys(ctx, id, spec.publicKeys, appKeys(ctx, id), 'application');
+    await emit(ctx, 'app', id, orgId, 'app.added', { name: spec.name, clientId: spec.clientId, projectId });
+    record(ctx, 'app', spec.path, id, 'created');
+    return;
+  }
+  const changes = changedColumns(row, columns);
+  const changed: string[] = Object.keys(changes);
+  const update = { ...changes, ...(secret.changed ? { secret_hash: secret.hash } : {}) };
+  if (secret.changed) changed.push('secret');
+  if (changed.length > 0) await ctx.trx.updateTable('apps').set({ ...update, changed_at: new Date() }).where('id', '=', row.id).execute();
+  if (await syncKeys(ctx, row.id, spec.publicKeys, appKeys(ctx, row.id), 'application')) changed.push('publicKeys');
+  if (changed.length > 0) await emit(ctx, 'app', row.id, orgId, 'app.changed', { changed });
+  record(ctx, 'app', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
+}
+
+export async function applyProject(ctx: ApplyContext, orgId: string, spec: ProjectSpec): Promise<void> {
+  const row = await match(
+    ctx,
+    spec.path,
+    spec.id,
+    (id) => ctx.trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst(),
+    () => ctx.trx.selectFrom('projects').selectAll().where('org_id', '=', orgId).where(sql<string>`lower(name)`, '=', spec.name.toLowerCase()).executeTakeFirst(),
+    `project name "${spec.name}" (in this organization)`,
+  );
+  let projectId: string;
+  if (!row) {
+    projectId = spec.id ?? newId();
+    await ctx.trx.insertInto('projects').values({ id: projectId, instance_id: ctx.instanceId, org_id: orgId, name: spec.name }).execute();
+    await emit(ctx, 'project', projectId, orgId, 'project.added', { name: spec.name });
+    record(ctx, 'project', spec.path, projectId, 'created');
+  } else {
+    if (row.org_id !== orgId) conflict(ctx, `${spec.path}.id`, `project ${row.id} belongs to another organization (${row.org_id})`);
+    projectId = row.id;
+    const changed = Object.keys(changedColumns(row, { name: spec.name }));
+    if (changed.length > 0) {
+      await ctx.trx.updateTable('projects').set({ name: spec.name, changed_at: new Date() }).where('id', '=', row.id).execute();
+      await emit(ctx, 'project', row.id, orgId, 'project.changed', { changed });
+    }
+    record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
+  }
+  for (const app of spec.apps) await applyApp(ctx, orgId, projectId, app);
+}

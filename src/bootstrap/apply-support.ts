@@ -1,0 +1,150 @@
+/**
+ * What every step of applying a bootstrap shares: the transaction context, the comparison that
+ * decides whether anything changed (nothing changed: no write, no event), matching by id or natural
+ * key, secrets that are only re-hashed when they changed, and public keys added by keyId.
+ */
+import { createPublicKey } from 'node:crypto';
+import { hashSecret, verifySecret } from '../domain/crypto.ts';
+import { appendEvent } from '../domain/events.ts';
+import type { DB } from '../store/database.ts';
+import type { PublicKeySpec } from './document.ts';
+import { BootstrapError } from './errors.ts';
+
+export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app';
+export type Action = 'created' | 'updated' | 'unchanged';
+
+export interface ObjectResult {
+  kind: ObjectKind;
+  /** Path in the document ('' for the instance). */
+  path: string;
+  id: string;
+  action: Action;
+}
+
+export interface ApplyContext {
+  trx: DB;
+  file: string;
+  instanceId: string;
+  results: ObjectResult[];
+}
+
+export function conflict(ctx: ApplyContext, path: string, message: string): never {
+  throw new BootstrapError([{ file: ctx.file, path, message }]);
+}
+
+export function record(ctx: ApplyContext, kind: ObjectKind, path: string, id: string, action: Action): void {
+  ctx.results.push({ kind, path, id, action });
+}
+
+export async function emit(
+  ctx: ApplyContext,
+  aggregateType: string,
+  aggregateId: string,
+  resourceOwner: string,
+  type: string,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  await appendEvent(ctx.trx, { instanceId: ctx.instanceId, aggregateType, aggregateId, resourceOwner, type, creator: 'bootstrap', payload });
+}
+
+/** Key order and Date identity do not matter; jsonb reorders keys. */
+function canonical(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]));
+  }
+  return value ?? null;
+}
+
+export function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+/** The entries of `desired` that differ from `current`. */
+export function changedColumns<T extends Record<string, unknown>>(current: Record<string, unknown>, desired: T): Partial<T> {
+  const result: Partial<T> = {};
+  for (const key of Object.keys(desired) as (keyof T & string)[]) {
+    if (!sameValue(current[key], desired[key])) result[key] = desired[key];
+  }
+  return result;
+}
+
+/**
+ * The hash to store for `secret`: the current one when it still verifies (so re-applying an
+ * unchanged file changes nothing), a new one otherwise, null for no secret.
+ */
+export async function secretHash(current: string | null | undefined, secret: string | undefined): Promise<{ hash: string | null; changed: boolean }> {
+  if (secret === undefined) return { hash: null, changed: current !== null && current !== undefined };
+  if (current && (await verifySecret(current, secret))) return { hash: current, changed: false };
+  return { hash: await hashSecret(secret), changed: true };
+}
+
+/**
+ * The id of an existing object: by `id` when the file gives one, else by natural key. A natural key
+ * held by another object than the given id is a conflict (it would break a unique index).
+ */
+export async function match<R extends { id: string }>(
+  ctx: ApplyContext,
+  path: string,
+  givenId: string | undefined,
+  byId: (id: string) => Promise<R | undefined>,
+  byKey: () => Promise<R | undefined>,
+  label: string,
+): Promise<R | undefined> {
+  const keyed = await byKey();
+  if (givenId === undefined) return keyed;
+  if (keyed && keyed.id !== givenId) conflict(ctx, `${path}.id`, `${label} already belongs to the object with id ${keyed.id}, not to id ${givenId}`);
+  return keyed ?? (await byId(givenId));
+}
+
+export interface KeyRow {
+  id: string;
+  owner: string;
+  public_key: string;
+  expires_at: Date | null;
+}
+
+export interface KeyTable {
+  find(keyId: string): Promise<KeyRow | undefined>;
+  insert(key: PublicKeySpec): Promise<void>;
+  update(key: PublicKeySpec): Promise<void>;
+}
+
+function normalizedPem(pem: string): string {
+  try {
+    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
+  } catch {
+    return pem;
+  }
+}
+
+/** Adds or updates the listed keys; keys not listed (made by the CLI, say) stay. True when any changed. */
+export async function syncKeys(ctx: ApplyContext, ownerId: string, keys: PublicKeySpec[], table: KeyTable, ownerLabel: string): Promise<boolean> {
+  let changed = false;
+  for (const key of keys) {
+    const row = await table.find(key.keyId);
+    if (!row) {
+      await table.insert(key);
+      changed = true;
+    } else if (row.owner !== ownerId) {
+      conflict(ctx, `${key.path}.keyId`, `keyId ${key.keyId} already belongs to another ${ownerLabel} (${row.owner})`);
+    } else if (normalizedPem(row.public_key) !== key.pem || !sameValue(row.expires_at, key.expiresAt)) {
+      await table.update(key);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** Role rows as stored: org roles scoped to their org, IAM_* instance-wide with scope ''. */
+export interface RoleRow {
+  role: string;
+  scope_org_id: string;
+}
+
+export function sameRoles(current: RoleRow[], desired: RoleRow[]): boolean {
+  const key = (row: RoleRow) => `${row.role}\u0000${row.scope_org_id}`;
+  const a = new Set(current.map(key));
+  return a.size === desired.length && desired.every((row) => a.has(key(row)));
+}

@@ -1,0 +1,154 @@
+/**
+ * Applies a validated bootstrap file in one transaction, all or nothing (SPEC §9). Objects are
+ * matched by `id` when given, else by natural key (org name; user and project name within the org;
+ * client id). Only what differs is written, and each created or changed object appends one event,
+ * so re-applying an unchanged file writes nothing and appends nothing.
+ */
+import { sql } from 'kysely';
+import type { FeatureName } from '../domain/features.ts';
+import { newId } from '../domain/ids.ts';
+import type { DB } from '../store/database.ts';
+import { applyProject } from './apply-projects.ts';
+import { changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
+import { applyHuman, applyMachine } from './apply-users.ts';
+import type { BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
+import { readBootstrapFile } from './schema.ts';
+
+export type { ObjectKind, ObjectResult } from './apply-support.ts';
+
+export interface Counts {
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+export interface BootstrapSummary extends Counts {
+  instanceId: string;
+  byKind: Record<ObjectKind, Counts>;
+  /** One entry per object of the file (and the instance), in the order applied. */
+  objects: ObjectResult[];
+}
+
+/**
+ * Instance set-up (bootstrap, first run) is serialized across processes sharing one PostgreSQL:
+ * whoever takes this transaction-scoped advisory lock second sees what the first one created.
+ */
+const SETUP_LOCK = 0x6761_7465_686f; // "gateho"
+
+export async function lockInstanceSetup(trx: DB): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${sql.lit(SETUP_LOCK)})`.execute(trx);
+}
+
+async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | undefined): Promise<string> {
+  const row = await match(
+    ctx,
+    spec.path,
+    spec.id,
+    (id) => ctx.trx.selectFrom('orgs').selectAll().where('id', '=', id).executeTakeFirst(),
+    () => ctx.trx.selectFrom('orgs').selectAll().where('instance_id', '=', ctx.instanceId).where(sql<string>`lower(name)`, '=', spec.name.toLowerCase()).executeTakeFirst(),
+    `organization name "${spec.name}"`,
+  );
+  const domainOwner = await ctx.trx
+    .selectFrom('orgs')
+    .select(['id', 'name'])
+    .where('instance_id', '=', ctx.instanceId)
+    .where(sql<string>`lower(primary_domain)`, '=', spec.domain)
+    .where('id', '!=', row?.id ?? '')
+    .executeTakeFirst();
+  if (domainOwner) conflict(ctx, `${spec.path}.domain`, `domain "${spec.domain}" is the primary domain of organization "${domainOwner.name}" (${domainOwner.id})`);
+  let orgId: string;
+  if (!row) {
+    orgId = spec.id ?? preferredId ?? newId();
+    await ctx.trx.insertInto('orgs').values({ id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain }).execute();
+    await emit(ctx, 'org', orgId, orgId, 'org.added', { name: spec.name, domain: spec.domain });
+    record(ctx, 'org', spec.path, orgId, 'created');
+  } else {
+    orgId = row.id;
+    const changes = changedColumns(row, { name: spec.name, primary_domain: spec.domain });
+    const changed = Object.keys(changes);
+    if (changed.length > 0) {
+      await ctx.trx.updateTable('orgs').set({ ...changes, changed_at: new Date() }).where('id', '=', orgId).execute();
+      await emit(ctx, 'org', orgId, orgId, 'org.changed', { changed });
+    }
+    record(ctx, 'org', spec.path, orgId, changed.length > 0 ? 'updated' : 'unchanged');
+  }
+  for (const user of spec.users) await applyHuman(ctx, orgId, user);
+  for (const machine of spec.machines) await applyMachine(ctx, orgId, machine);
+  for (const project of spec.projects) await applyProject(ctx, orgId, project);
+  return orgId;
+}
+
+/** Sets the features the file names, as setFeatures does; true when any changed. */
+async function applyFeatures(ctx: ApplyContext, features: Partial<Record<FeatureName, boolean>>): Promise<boolean> {
+  const rows = await ctx.trx.selectFrom('instance_features').select(['name', 'enabled']).where('instance_id', '=', ctx.instanceId).execute();
+  const changes = Object.fromEntries(Object.entries(features).filter(([name, enabled]) => rows.find((row) => row.name === name)?.enabled !== enabled));
+  if (Object.keys(changes).length === 0) return false;
+  for (const [name, enabled] of Object.entries(changes)) {
+    await ctx.trx
+      .insertInto('instance_features')
+      .values({ instance_id: ctx.instanceId, name, enabled, changed_at: new Date() })
+      .onConflict((oc) => oc.columns(['instance_id', 'name']).doUpdateSet({ enabled, changed_at: new Date() }))
+      .execute();
+  }
+  await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.features.set', changes);
+  return true;
+}
+
+/** The work of `applyBootstrap` inside a transaction that already holds the set-up lock. */
+export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
+  const document: BootstrapDocument = bootstrap.document;
+  const existing = await trx.selectFrom('instances').selectAll().orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+  const firstOrg = document.orgs[0];
+  const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [] };
+  // A new instance's default org is the file's first org, whose id is chosen up front.
+  const firstOrgId = existing ? undefined : firstOrg ? (firstOrg.id ?? newId()) : undefined;
+  if (!existing) {
+    const values = { id: ctx.instanceId, name: 'Gatehouse', default_org_id: firstOrgId ?? null, enable_impersonation: document.security.enableImpersonation ?? false };
+    await trx.insertInto('instances').values(values).execute();
+    await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.added', { name: values.name, defaultOrgId: values.default_org_id, enableImpersonation: values.enable_impersonation });
+    record(ctx, 'instance', '', ctx.instanceId, 'created');
+  }
+  const featuresChanged = await applyFeatures(ctx, document.features);
+  const orgIds: string[] = [];
+  for (const [index, org] of document.orgs.entries()) orgIds.push(await applyOrg(ctx, org, index === 0 ? firstOrgId : undefined));
+
+  if (existing) {
+    const desired: { enable_impersonation?: boolean; default_org_id?: string } = {};
+    if (document.security.enableImpersonation !== undefined) desired.enable_impersonation = document.security.enableImpersonation;
+    if (existing.default_org_id === null && orgIds[0] !== undefined) desired.default_org_id = orgIds[0];
+    const changes = changedColumns(existing, desired);
+    const changed = Object.keys(changes);
+    if (changed.length > 0) {
+      await trx.updateTable('instances').set(changes).where('id', '=', existing.id).execute();
+      await emit(ctx, 'instance', existing.id, existing.id, 'instance.changed', { changed, ...changes });
+    }
+    record(ctx, 'instance', '', existing.id, changed.length > 0 || featuresChanged ? 'updated' : 'unchanged');
+  }
+  return summarize(ctx);
+}
+
+function summarize(ctx: ApplyContext): BootstrapSummary {
+  const zero = (): Counts => ({ created: 0, updated: 0, unchanged: 0 });
+  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'project', 'app'];
+  const byKind = Object.fromEntries(kinds.map((kind) => [kind, zero()])) as Record<ObjectKind, Counts>;
+  const total = zero();
+  for (const result of ctx.results) {
+    byKind[result.kind][result.action] += 1;
+    total[result.action] += 1;
+  }
+  return { instanceId: ctx.instanceId, ...total, byKind, objects: ctx.results };
+}
+
+/** Applies a validated bootstrap in one transaction: all or nothing. Throws BootstrapError on conflicts. */
+export async function applyBootstrap(db: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
+  return db.transaction().execute(async (trx) => {
+    await lockInstanceSetup(trx);
+    return applyInTransaction(trx, bootstrap);
+  });
+}
+
+/** Reads, validates (before touching the database) and applies a bootstrap file. */
+export async function applyBootstrapFile(db: DB, path: string): Promise<BootstrapSummary> {
+  return applyBootstrap(db, await readBootstrapFile(path));
+}
+

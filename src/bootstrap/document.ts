@@ -1,0 +1,120 @@
+/**
+ * The bootstrap document's vocabulary and types (SPEC §5, §9; bootstrap.example.yaml), as validation
+ * produces them: every spec carries its path in the document so later errors can name it.
+ */
+import type { FeatureName } from '../domain/features.ts';
+import type { AccessTokenType, Address, AuthMethod } from '../store/schema.ts';
+
+export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;
+export type Role = (typeof ROLES)[number];
+/** Roles that apply to the organization they are granted in; the others are instance-wide (SPEC §5). */
+export const ORG_ROLES: ReadonlySet<Role> = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
+
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const satisfies readonly AuthMethod[];
+export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
+export type ResponseType = (typeof RESPONSE_TYPES)[number];
+export const GRANT_TYPES = [
+  'authorization_code',
+  'implicit',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+export const ACCESS_TOKEN_TYPES = ['jwt', 'opaque'] as const satisfies readonly AccessTokenType[];
+export const APP_TYPES = ['oidc', 'api'] as const;
+export const GENDERS = ['female', 'male', 'diverse'] as const;
+export const USER_STATES = ['active', 'inactive'] as const;
+
+export interface PublicKeySpec {
+  path: string;
+  keyId: string;
+  /** The key as SPKI PEM, normalized (what is stored and compared). */
+  pem: string;
+  expiresAt: Date | null;
+}
+
+/**
+ * A human user. Users also change their own data (email, phone, password) through the API and the
+ * login UI, so a field left out of the file is left as it is; `null` clears a field.
+ */
+export interface HumanSpec {
+  path: string;
+  id: string | undefined;
+  userName: string;
+  password: string | undefined;
+  email: string | null | undefined;
+  emailVerified: boolean | undefined;
+  phone: string | null | undefined;
+  phoneVerified: boolean | undefined;
+  givenName: string | null | undefined;
+  familyName: string | null | undefined;
+  nickname: string | null | undefined;
+  displayName: string | null | undefined;
+  preferredLanguage: string | null | undefined;
+  gender: (typeof GENDERS)[number] | null | undefined;
+  address: Address | null | undefined;
+  state: (typeof USER_STATES)[number] | undefined;
+  /** The complete set of the user's roles when given. */
+  roles: Role[] | undefined;
+}
+
+/** A machine user: owned by the file, so what is left out takes its default. */
+export interface MachineSpec {
+  path: string;
+  id: string | undefined;
+  userName: string;
+  secret: string | undefined;
+  accessTokenType: AccessTokenType;
+  roles: Role[];
+  /** Added or updated by keyId; keys not listed (e.g. made by `machine-key create`) are kept. */
+  publicKeys: PublicKeySpec[];
+}
+
+export interface AppSpec {
+  path: string;
+  id: string | undefined;
+  name: string;
+  clientId: string;
+  type: 'oidc' | 'api';
+  clientSecret: string | undefined;
+  authMethod: AuthMethod;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  responseTypes: ResponseType[];
+  grantTypes: GrantType[];
+  accessTokenType: AccessTokenType;
+  idTokenUserinfoAssertion: boolean;
+  devMode: boolean;
+  publicKeys: PublicKeySpec[];
+}
+
+export interface ProjectSpec {
+  path: string;
+  id: string | undefined;
+  name: string;
+  apps: AppSpec[];
+}
+
+export interface OrgSpec {
+  path: string;
+  id: string | undefined;
+  name: string;
+  /** Lowercased. */
+  domain: string;
+  users: HumanSpec[];
+  machines: MachineSpec[];
+  projects: ProjectSpec[];
+}
+
+export interface BootstrapDocument {
+  features: Partial<Record<FeatureName, boolean>>;
+  security: { enableImpersonation: boolean | undefined };
+  orgs: OrgSpec[];
+}
+
+/** A validated document and the file it came from (named in errors found while applying it). */
+export interface BootstrapFile {
+  file: string;
+  document: BootstrapDocument;
+}

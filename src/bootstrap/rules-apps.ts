@@ -1,0 +1,179 @@
+/**
+ * Validation rules for projects, applications (OIDC clients and API resource servers) and public
+ * keys: enums, redirect URIs, PEM keys, and the combinations an authorization server must refuse.
+ */
+import { createPublicKey } from 'node:crypto';
+import {
+  ACCESS_TOKEN_TYPES,
+  APP_TYPES,
+  AUTH_METHODS,
+  GRANT_TYPES,
+  RESPONSE_TYPES,
+  type AppSpec,
+  type GrantType,
+  type ProjectSpec,
+  type PublicKeySpec,
+  type ResponseType,
+} from './document.ts';
+import { Fields, readEnum, readString, type Issues } from './validator.ts';
+
+export const ID_RULE = {
+  check: (value: string) => (/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(value) ? undefined : 'must be letters, digits, "_" or "-" (at most 128)'),
+};
+export const NAME_RULE = {
+  check: (value: string) =>
+    value !== value.trim() ? 'must not start or end with spaces' : value.length > 200 ? 'must be at most 200 characters' : undefined,
+};
+const CLIENT_ID_RULE = {
+  check: (value: string) => (/^[\x21-\x7e]{1,200}$/.test(value) ? undefined : 'must be printable ASCII without spaces (at most 200)'),
+};
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** RFC 6749 §3.1.2: absolute, no fragment; https, or http for loopback hosts or in dev mode. */
+export function redirectUriProblem(uri: string, devMode: boolean): string | undefined {
+  if (/\s/.test(uri)) return 'must not contain spaces';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute URI (https://host/path)';
+  }
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:') {
+    if (LOOPBACK_HOSTS.has(url.hostname) || devMode) return undefined;
+    return `must use https; http is only allowed for localhost or 127.0.0.1, or with devMode: true (host is ${url.hostname})`;
+  }
+  return `must use https (or http for localhost), not ${url.protocol.slice(0, -1)}`;
+}
+
+function readExpiry(fields: Fields): Date | null {
+  const raw = fields.string('expiresAt', {
+    check: (value) => (/^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an RFC 3339 time like 2030-01-01T00:00:00Z'),
+  });
+  return raw === undefined ? null : new Date(raw);
+}
+
+/** A PEM public key that node:crypto can parse, normalized to SPKI PEM. */
+export function readPublicKey(issues: Issues, path: string, value: unknown): PublicKeySpec | undefined {
+  const fields = Fields.of(issues, path, value, ['keyId', 'pem', 'expiresAt']);
+  if (!fields) return undefined;
+  const keyId = fields.requiredString('keyId', ID_RULE);
+  const expiresAt = readExpiry(fields);
+  const pem = fields.requiredString('pem', {
+    check: (text) => {
+      if (text.includes('PRIVATE KEY')) return 'is a private key; give the public key (-----BEGIN PUBLIC KEY-----)';
+      try {
+        const key = createPublicKey(text);
+        const type = key.asymmetricKeyType;
+        if (type === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) return 'is an RSA key shorter than 2048 bits';
+        if (type !== 'rsa' && type !== 'ec' && type !== 'ed25519') return `is a ${type ?? 'unknown'} key; use RSA, EC or Ed25519`;
+        return undefined;
+      } catch {
+        return 'is not a valid PEM public key (-----BEGIN PUBLIC KEY----- ... -----END PUBLIC KEY-----)';
+      }
+    },
+  });
+  if (keyId === undefined || pem === undefined) return undefined;
+  const normalized = createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
+  return { path, keyId, pem: normalized, expiresAt };
+}
+
+/** The grant type each response type needs (OIDC Core §3: code flow, implicit flow). */
+function grantFor(responseType: ResponseType): GrantType {
+  return responseType === 'code' ? 'authorization_code' : 'implicit';
+}
+
+function checkFlows(fields: Fields, app: Pick<AppSpec, 'responseTypes' | 'grantTypes'> & { authMethod: AppSpec['authMethod'] | undefined }): void {
+  const { issues } = fields;
+  for (const [index, responseType] of app.responseTypes.entries()) {
+    const grant = grantFor(responseType);
+    if (!app.grantTypes.includes(grant)) issues.add(`${fields.at('responseTypes')}[${index}]`, `response type "${responseType}" needs grant type "${grant}" in grantTypes`);
+  }
+  for (const [index, grant] of app.grantTypes.entries()) {
+    const path = `${fields.at('grantTypes')}[${index}]`;
+    if (grant === 'authorization_code' && !app.responseTypes.includes('code')) issues.add(path, 'grant type "authorization_code" needs response type "code" in responseTypes');
+    if (grant === 'implicit' && !app.responseTypes.some((type) => type !== 'code')) issues.add(path, 'grant type "implicit" needs response type "id_token" or "id_token token"');
+    if (grant === 'client_credentials' && app.authMethod !== undefined && app.authMethod !== 'client_secret_basic' && app.authMethod !== 'client_secret_post') {
+      issues.add(path, 'grant type "client_credentials" needs authMethod client_secret_basic or client_secret_post');
+    }
+  }
+  if (app.responseTypes.length > 0) {
+    const raw = fields.raw('redirectUris');
+    const flows = app.responseTypes.join(', ');
+    if (raw === undefined) issues.add(fields.at('redirectUris'), `is required for response types ${flows}`);
+    else if (Array.isArray(raw) && raw.length === 0) issues.add(fields.at('redirectUris'), `must name at least one URI for response types ${flows}`);
+  }
+}
+
+const APP_KEYS = [
+  'id', 'name', 'clientId', 'clientSecret', 'type', 'authMethod', 'redirectUris', 'postLogoutRedirectUris',
+  'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'devMode', 'publicKeys',
+];
+/** What an API application (a resource server, which may only introspect) must not have. */
+const OIDC_ONLY_KEYS = ['redirectUris', 'postLogoutRedirectUris', 'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'devMode'];
+
+export function readApp(issues: Issues, path: string, value: unknown): AppSpec | undefined {
+  const fields = Fields.of(issues, path, value, APP_KEYS);
+  if (!fields) return undefined;
+  const id = fields.string('id', ID_RULE);
+  const name = fields.requiredString('name', NAME_RULE);
+  const clientId = fields.requiredString('clientId', CLIENT_ID_RULE);
+  const type = fields.enumValue('type', APP_TYPES) ?? 'oidc';
+  const authMethod = fields.requiredEnum('authMethod', AUTH_METHODS);
+  const devMode = fields.boolean('devMode') ?? false;
+  const uris = (key: string) => fields.stringList(key, (uri, at) => readString(issues, at, uri, { check: (text) => redirectUriProblem(text, devMode) })) ?? [];
+  const redirectUris = uris('redirectUris');
+  const postLogoutRedirectUris = uris('postLogoutRedirectUris');
+  const issuesBeforeFlows = issues.list.length;
+  const givenResponses = fields.stringList('responseTypes', (item, at) => readEnum(issues, at, item, RESPONSE_TYPES)) as ResponseType[] | undefined;
+  const givenGrants = fields.stringList('grantTypes', (item, at) => readEnum(issues, at, item, GRANT_TYPES)) as GrantType[] | undefined;
+  const flowsReadable = issues.list.length === issuesBeforeFlows;
+  const accessTokenType = fields.enumValue('accessTokenType', ACCESS_TOKEN_TYPES) ?? 'opaque';
+  const idTokenUserinfoAssertion = fields.boolean('idTokenUserinfoAssertion') ?? false;
+  const clientSecret = fields.string('clientSecret');
+  const publicKeys = fields.list('publicKeys', (item, at) => readPublicKey(issues, at, item));
+
+  if (authMethod === 'client_secret_basic' || authMethod === 'client_secret_post') {
+    if (!fields.has('clientSecret')) issues.add(fields.at('clientSecret'), `is required for authMethod ${authMethod}`);
+  } else if (authMethod !== undefined && fields.has('clientSecret')) {
+    issues.add(fields.at('clientSecret'), `is not allowed for authMethod ${authMethod}${authMethod === 'none' ? ' (a public client has no secret)' : ''}`);
+  }
+  if (authMethod === 'private_key_jwt') {
+    const rawKeys = fields.raw('publicKeys');
+    if (rawKeys === undefined || (Array.isArray(rawKeys) && rawKeys.length === 0)) {
+      issues.add(fields.at('publicKeys'), 'is required for authMethod private_key_jwt (at least one key)');
+    }
+  } else if (authMethod !== undefined && fields.has('publicKeys')) {
+    issues.add(fields.at('publicKeys'), 'is only allowed with authMethod private_key_jwt');
+  }
+
+  let responseTypes: ResponseType[] = [];
+  let grantTypes: GrantType[] = [];
+  if (type === 'api') {
+    for (const key of OIDC_ONLY_KEYS) if (fields.has(key)) issues.add(fields.at(key), 'is not allowed for type: api (an API application may only introspect)');
+    if (authMethod !== undefined && authMethod !== 'client_secret_basic' && authMethod !== 'private_key_jwt') {
+      issues.add(fields.at('authMethod'), 'must be client_secret_basic or private_key_jwt for type: api (the methods of introspection)');
+    }
+  } else {
+    // Defaults follow each other: a code client unless the file says otherwise.
+    responseTypes = givenResponses ?? (givenGrants ? givenGrants.filter((g) => g === 'authorization_code').map(() => 'code' as const) : ['code']);
+    grantTypes = givenGrants ?? [...new Set(responseTypes.map(grantFor))];
+    if (flowsReadable) checkFlows(fields, { responseTypes, grantTypes, authMethod });
+  }
+  if (name === undefined || clientId === undefined || authMethod === undefined) return undefined;
+  return {
+    path, id, name, clientId, type, clientSecret, authMethod, redirectUris, postLogoutRedirectUris, responseTypes, grantTypes,
+    accessTokenType, idTokenUserinfoAssertion, devMode, publicKeys: publicKeys ?? [],
+  };
+}
+
+export function readProject(issues: Issues, path: string, value: unknown): ProjectSpec | undefined {
+  const fields = Fields.of(issues, path, value, ['id', 'name', 'apps']);
+  if (!fields) return undefined;
+  const id = fields.string('id', ID_RULE);
+  const name = fields.requiredString('name', NAME_RULE);
+  const apps = fields.list('apps', (item, at) => readApp(issues, at, item)) ?? [];
+  return name === undefined ? undefined : { path, id, name, apps };
+}
