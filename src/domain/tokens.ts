@@ -64,11 +64,14 @@ export function halfHash(value: string, alg: string): string {
 
 export class Tokens {
   readonly #db: DB;
+  readonly #relaxed: DB;
   readonly #keys: KeyStore;
   readonly #config: TokenConfig;
 
-  constructor(db: DB, keys: KeyStore, config: TokenConfig) {
+  /** `relaxed` stores opaque access tokens without waiting for the WAL flush (see OpenedDatabase). */
+  constructor(db: DB, relaxed: DB, keys: KeyStore, config: TokenConfig) {
     this.#db = db;
+    this.#relaxed = relaxed;
     this.#keys = keys;
     this.#config = config;
   }
@@ -120,7 +123,7 @@ export class Tokens {
       return { token: jwt, claims, expiresIn };
     }
     const token = randomToken(32);
-    await this.#db
+    await this.#relaxed
       .insertInto('tokens')
       .values({
         id: claims.jti,

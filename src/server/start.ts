@@ -61,7 +61,7 @@ export interface StartOptions {
 }
 
 export async function startServer({ config, log = pino({ level: config.logLevel }), prepare }: StartOptions): Promise<Running> {
-  const { db } = await openDatabase(config);
+  const { db, relaxed } = await openDatabase(config);
   await migrate(db);
   await prepare?.(db);
   const instanceId = await instanceIdOf(db);
@@ -76,7 +76,7 @@ export async function startServer({ config, log = pino({ level: config.logLevel 
   await keys.refresh();
   const directory = new Directory(db);
   const metrics = createMetrics();
-  const tokens = new Tokens(db, keys, {
+  const tokens = new Tokens(db, relaxed, keys, {
     issuer: config.externalUrl,
     accessTokenSeconds: config.lifetimes.accessToken,
     idTokenSeconds: config.lifetimes.idToken,
@@ -177,6 +177,7 @@ export async function startServer({ config, log = pino({ level: config.logLevel 
       clearInterval(poll);
       clearInterval(housekeeping);
       await listener.close(10_000);
+      if (relaxed !== db) await relaxed.destroy();
       await db.destroy();
     },
   };

@@ -23,28 +23,39 @@ pg.types.setTypeParser(INT8_OID, (value: string) => value);
 
 export interface OpenedDatabase {
   db: DB;
+  /**
+   * The same database through connections that commit without waiting for the WAL flush
+   * (synchronous_commit=off). Only for rows whose loss in a crash merely invalidates something
+   * (opaque access tokens: their holders ask for a new one); never for revocations or identity data.
+   */
+  relaxed: DB;
   embedded: boolean;
 }
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: config.databaseUrl,
-      max: 10,
-      // A request that needs the database answers 503 within a few seconds when it is down (SPEC §9).
-      connectionTimeoutMillis: 3000,
-      query_timeout: 10000,
-    });
-    // An idle client losing its server must not crash the process; the pool replaces it.
-    pool.on('error', () => {});
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), embedded: false };
+    const pool = (max: number, options?: string) => {
+      const created = new pg.Pool({
+        connectionString: config.databaseUrl,
+        max,
+        // A request that needs the database answers 503 within a few seconds when it is down (SPEC §9).
+        connectionTimeoutMillis: 3000,
+        query_timeout: 10000,
+        ...(options ? { options } : {}),
+      });
+      // An idle client losing its server must not crash the process; the pool replaces it.
+      created.on('error', () => {});
+      return new Kysely<Database>({ dialect: new PostgresDialect({ pool: created }) });
+    };
+    return { db: pool(10), relaxed: pool(4, '-c synchronous_commit=off'), embedded: false };
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(`${config.dataDir}/pgdata`, {
     parsers: { [INT8_OID]: (value: string) => value },
   });
-  return { db: new Kysely<Database>({ dialect: new PGliteDialect(pglite) }), embedded: true };
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, relaxed: db, embedded: true };
 }
 
 export async function migrate(db: DB): Promise<MigrationResultSet> {

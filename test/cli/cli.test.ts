@@ -1,0 +1,204 @@
+/**
+ * The `gatehouse` CLI as an operator runs it (SPEC §9): every command in a child process, exit codes,
+ * output, first-run defaults, SIGTERM with a request in flight, and CLI changes reaching a running
+ * server (PostgreSQL only: the embedded database belongs to one process at a time).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { SignJWT } from 'jose';
+import { stringify } from 'yaml';
+import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
+import { createTestDatabase } from '../support/gatehouse.ts';
+import { postForm } from '../support/http.ts';
+import { freePort } from '../support/ports.ts';
+
+const MAIN = path.resolve('src/main.ts');
+const MASTER_KEY = Buffer.alloc(32, 5).toString('base64');
+
+function cli(args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function startProcess(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let output = '';
+  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env } });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function waitHealthy(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('server did not start');
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+}
+
+describe('commands on the embedded database', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));
+    env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_MASTER_KEY: MASTER_KEY, DATABASE_URL: '' };
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('prints usage, and refuses unknown commands with exit code 2', () => {
+    expect(cli(['help'], env)).toMatchObject({ status: 0, stdout: expect.stringContaining('machine-key create --user NAME') });
+    expect(cli(['frobnicate'], env)).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown command frobnicate') });
+  });
+
+  it('migrates, applies a bootstrap file idempotently, and names file, path and problem when it is wrong', () => {
+    expect(cli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'migrations are up to date\n' });
+    const good = path.join(dir, 'good.yaml');
+    fs.writeFileSync(good, stringify(fixture().document));
+    const first = cli(['bootstrap', good], env);
+    expect(first.status).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ created: expect.any(Number) });
+    const second = cli(['bootstrap', good], env);
+    expect(JSON.parse(second.stdout)).toMatchObject({ created: 0, updated: 0 });
+
+    const bad = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(bad, stringify({ orgs: [{ name: 'X', domain: 'x.test', projects: [{ name: 'p', apps: [{ name: 'a', clientId: 'a', authMethod: 'magic' }] }] }] }));
+    const refused = cli(['bootstrap', bad], env);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain(bad);
+    expect(refused.stderr).toContain('orgs[0].projects[0].apps[0].authMethod');
+  });
+
+  it('switches features and rotates keys', () => {
+    expect(cli(['features', 'set', 'oidcTokenExchange', 'on'], env)).toMatchObject({ status: 0, stdout: expect.stringMatching(/^oidcTokenExchange is on \(sequence \d+\)\n$/) });
+    expect(cli(['features', 'set', 'bogus', 'on'], env)).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown feature bogus') });
+    expect(cli(['features', 'set', 'oidcTokenExchange', 'maybe'], env).status).toBe(2);
+    expect(cli(['keys', 'rotate'], env)).toMatchObject({ status: 0, stdout: expect.stringContaining('published signing key') });
+  });
+
+  it('creates a machine key file in ZITADEL layout, on stdout or into a file', () => {
+    const printed = cli(['machine-key', 'create', '--user', 'reporter'], env);
+    expect(printed.status).toBe(0);
+    const keyFile = JSON.parse(printed.stdout) as Record<string, string>;
+    expect(Object.keys(keyFile)).toEqual(['type', 'keyId', 'key', 'userId']);
+    expect(keyFile).toMatchObject({ type: 'serviceaccount', userId: IDS.reporter });
+    expect(() => createPrivateKey(keyFile['key']!)).not.toThrow();
+
+    const out = path.join(dir, 'key.json');
+    expect(cli(['machine-key', 'create', '--user', 'reporter', '--out', out], env).status).toBe(0);
+    expect((fs.statSync(out).mode & 0o777).toString(8)).toBe('600');
+    expect(cli(['machine-key', 'create', '--user', 'nobody'], env).status).not.toBe(0);
+    expect(cli(['machine-key', 'create'], env).status).toBe(2);
+  });
+});
+
+describe('gatehouse start', () => {
+  it('creates first-run defaults once, prints them, and stops cleanly on SIGTERM with a request in flight', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PORT: String(port), GATEHOUSE_HOST: '127.0.0.1', DATABASE_URL: '' };
+    const server = startProcess(['start'], env);
+    try {
+      await waitHealthy(url);
+      const printed = server.output();
+      expect(printed).toContain(`issuer: http://localhost:${port}`.replace('issuer: ', ''));
+      expect(printed).toContain('/.well-known/openid-configuration');
+      expect(printed).toContain('/oauth/v2/authorize?client_id=demo-web');
+      expect(printed).toContain('GATEHOUSE_MASTER_KEY is not set');
+      expect(fs.existsSync(path.join(dir, 'master.key'))).toBe(true);
+
+      // A request whose body is still arriving when SIGTERM comes in is finished, then the process exits 0.
+      const answered = new Promise<number>((resolve, reject) => {
+        const req = http.request(`${url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.write('grant_type=client_credentials');
+        setTimeout(() => {
+          server.child.kill('SIGTERM');
+          setTimeout(() => req.end('&scope=openid'), 300);
+        }, 200);
+      });
+      expect(await answered).toBe(401);
+      expect(await exited(server.child)).toBe(0);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+
+    // A second start finds the instance and prints no new credentials.
+    const again = startProcess(['start'], env);
+    try {
+      await waitHealthy(url);
+      expect(again.output()).not.toContain('/oauth/v2/authorize?client_id=demo-web');
+      again.child.kill('SIGTERM');
+      expect(await exited(again.child)).toBe(0);
+    } finally {
+      again.child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120000);
+});
+
+const pgOnly = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
+
+pgOnly('CLI changes reach a running server (PostgreSQL)', () => {
+  it('a machine key created by the CLI signs a JWT profile grant at the running server within 5 s', async () => {
+    const database = await createTestDatabase();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-live-'));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const file = path.join(dir, 'bootstrap.yaml');
+    fs.writeFileSync(file, stringify(fixture().document));
+    const env = {
+      DATABASE_URL: database.url!,
+      GATEHOUSE_DATA_DIR: dir,
+      GATEHOUSE_MASTER_KEY: MASTER_KEY,
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_HOST: '127.0.0.1',
+      GATEHOUSE_EXTERNAL_URL: url,
+    };
+    const server = startProcess(['start', '--bootstrap', file], env);
+    try {
+      await waitHealthy(url);
+      // warm the server's cache of the machine user, so that only change propagation can help
+      await postForm(`${url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, { authorization: `Basic ${Buffer.from(`reporter:${SECRETS.reporter}`).toString('base64')}` });
+      const created = cli(['machine-key', 'create', '--user', 'reporter'], env);
+      expect(created.status).toBe(0);
+      const keyFile = JSON.parse(created.stdout) as { keyId: string; key: string; userId: string };
+      const started = Date.now();
+      let status = 0;
+      while (status !== 200 && Date.now() - started < 5000) {
+        const assertion = await new SignJWT({})
+          .setProtectedHeader({ alg: 'RS256', kid: keyFile.keyId })
+          .setIssuer(keyFile.userId)
+          .setSubject(keyFile.userId)
+          .setAudience(url)
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .sign(createPrivateKey(keyFile.key));
+        status = (await postForm(`${url}/oauth/v2/token`, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion, scope: 'openid' })).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await exited(server.child)).toBe(0);
+    } finally {
+      server.child.kill('SIGKILL');
+      await database.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120000);
+});

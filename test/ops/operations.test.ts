@@ -1,0 +1,178 @@
+/**
+ * Operations (SPEC §9): health, readiness and metrics; TLS with ALPN on the one port; a database
+ * outage answered with 503 and healed without a restart.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
+import { fixture, SECRETS } from '../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { freePort } from '../support/ports.ts';
+import { basic, postForm, request } from '../support/http.ts';
+
+describe('health, readiness and metrics', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(fixture().document);
+  });
+  afterAll(() => server.stop());
+
+  it('answers /healthz and /ready', async () => {
+    expect(await request(`${server.url}/healthz`)).toMatchObject({ status: 200, json: { status: 'ok' } });
+    expect(await request(`${server.url}/ready`)).toMatchObject({ status: 200, json: { status: 'ready' } });
+  });
+
+  it('counts requests by route and status, latency, and tokens issued', async () => {
+    await postForm(`${server.url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, { authorization: basic('reporter', SECRETS.reporter) });
+    await request(`${server.url}/oauth/v2/keys`);
+    const metrics = await request(`${server.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('gatehouse_http_requests_total{route="/oauth/v2/token",method="POST",status="200"}');
+    expect(metrics.text).toContain('gatehouse_http_request_duration_seconds_bucket{le="0.005",route="/oauth/v2/keys"}');
+    expect(metrics.text).toMatch(/gatehouse_tokens_issued_total\{grant="client_credentials",type="jwt"\} [1-9]/);
+  });
+
+  it('answers unknown paths with a JSON 404', async () => {
+    const reply = await request(`${server.url}/nope`);
+    expect(reply.status).toBe(404);
+    expect(reply.json['error']).toBe('not_found');
+  });
+});
+
+describe('TLS with ALPN on one port', () => {
+  let server: TestServer;
+  let dir: string;
+  let cert: string;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-tls-'));
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    cert = fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+    const port = await freePort();
+    server = await startTestServer(fixture().document, {
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_EXTERNAL_URL: `https://127.0.0.1:${port}`,
+      GATEHOUSE_TLS_CERT: path.join(dir, 'cert.pem'),
+      GATEHOUSE_TLS_KEY: path.join(dir, 'key.pem'),
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const alpn = (protocols: string[]) =>
+    new Promise<string | false>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.running.listener.port, ca: cert, ALPNProtocols: protocols }, () => {
+        resolve(socket.alpnProtocol ?? false);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+
+  it('chooses h2 for h2-only clients and http/1.1 for browsers that offer both', async () => {
+    expect(await alpn(['h2'])).toBe('h2');
+    expect(await alpn(['h2', 'http/1.1'])).toBe('http/1.1');
+  });
+
+  it('serves gRPC over h2 and the OAuth endpoints over HTTP/1.1 on the same port', async () => {
+    const base = `https://127.0.0.1:${server.running.listener.port}`;
+    const https = await import('node:https');
+    const issued = await new Promise<{ access_token: string }>((resolve, reject) => {
+      const req = https.request(
+        `${base}/oauth/v2/token`,
+        { method: 'POST', ca: cert, headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('reporter', SECRETS.reporter) } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve(JSON.parse(body) as { access_token: string }));
+        },
+      );
+      req.on('error', reject);
+      req.end('grant_type=client_credentials&scope=openid%20urn%3Agatehouse%3Aiam%3Aorg%3Aproject%3Aid%3Agatehouse%3Aaud');
+    });
+    const features = createClient(FeatureService, createGrpcTransport({ baseUrl: base, nodeOptions: { ca: cert } }));
+    const got = await features.getInstanceFeatures({}, { headers: { authorization: `Bearer ${issued.access_token}` } });
+    expect(got.details).toBeDefined();
+  });
+});
+
+const pgOnly = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
+
+pgOnly('database outage (PostgreSQL)', () => {
+  let server: TestServer;
+  let proxy: net.Server | undefined;
+  let proxyPort: number;
+  const links = new Set<net.Socket>();
+
+  function openProxy(): Promise<void> {
+    const target = new URL(process.env['TEST_DATABASE_URL']!);
+    proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      links.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+    });
+    return new Promise((resolve) => proxy!.listen(proxyPort, '127.0.0.1', () => resolve()));
+  }
+
+  function closeProxy(): Promise<void> {
+    for (const socket of links) socket.destroy();
+    links.clear();
+    return new Promise((resolve) => proxy!.close(() => resolve()));
+  }
+
+  beforeAll(async () => {
+    proxyPort = await freePort();
+    await openProxy();
+    // The server reaches its (fresh) database through the proxy.
+    const { createTestDatabase } = await import('../support/gatehouse.ts');
+    const database = await createTestDatabase();
+    const viaProxy = new URL(database.url!);
+    viaProxy.host = `127.0.0.1:${proxyPort}`;
+    const started = await startTestServer(fixture().document, { DATABASE_URL: viaProxy.toString() });
+    const stop = started.stop;
+    server = { ...started, stop: async () => { await stop(); await database.drop(); } };
+  });
+  afterAll(async () => {
+    if (proxy?.listening) await closeProxy();
+    await server.stop();
+  });
+
+  it('answers 503 within seconds while the database is away, keeps /healthz up, and heals', async () => {
+    const opaque = () => postForm(`${server.url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, { authorization: basic('opaque-bot', SECRETS.opaqueBot) });
+    expect((await opaque()).status).toBe(200);
+    await closeProxy();
+
+    const started = Date.now();
+    const during = await opaque();
+    expect(during.status).toBe(503);
+    expect(during.json['error']).toBe('temporarily_unavailable');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await request(`${server.url}/ready`)).status).toBe(503);
+    expect((await request(`${server.url}/healthz`)).status).toBe(200);
+
+    await openProxy();
+    let healed = 0;
+    for (let i = 0; i < 50 && healed !== 200; i++) {
+      healed = (await opaque()).status;
+      if (healed !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(healed).toBe(200);
+    expect((await request(`${server.url}/ready`)).status).toBe(200);
+  }, 30000);
+});
