@@ -70,3 +70,23 @@ export async function resetFeatures(db: DB, instanceId: string, creator?: string
     });
   });
 }
+
+/**
+ * Details of a read: the last feature change of the instance (as ZITADEL reports the last event its
+ * projection reduced). Before any change, sequence 0 and the instance's creation time; undefined
+ * when the instance does not exist.
+ */
+export async function featureDetails(db: DB, instanceId: string): Promise<ChangeDetails | undefined> {
+  const last = await db
+    .selectFrom('events')
+    .select(['sequence', 'created_at', 'resource_owner'])
+    .where('aggregate_type', '=', 'instance')
+    .where('aggregate_id', '=', instanceId)
+    .where('event_type', 'like', 'instance.features.%')
+    .orderBy('sequence', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (last) return { sequence: last.sequence, changeDate: last.created_at, resourceOwner: last.resource_owner };
+  const instance = await db.selectFrom('instances').select('created_at').where('id', '=', instanceId).executeTakeFirst();
+  return instance ? { sequence: '0', changeDate: instance.created_at, resourceOwner: instanceId } : undefined;
+}

@@ -1,0 +1,92 @@
+/**
+ * Authentication of API calls: verifies the bearer token, checks the scopes the called method
+ * requires (SPEC §6) and stores the caller under `principalKey`. Handlers read
+ * `ctx.values.get(principalKey)` (or `requirePrincipal(ctx)`), never headers.
+ */
+import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
+import type { DescMethod } from '@bufbuild/protobuf';
+import { apiAudienceScope } from '../config/index.ts';
+import type { Principal } from '../domain/principal.ts';
+import { apiError, isUnavailable, publicError } from './errors.ts';
+import type { ApiLogger } from './logger.ts';
+
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'gatehouse.principal' });
+
+/** The scope `openid`, and the reserved scope that adds the Gatehouse API audience. */
+type RequiredScope = 'openid' | 'api';
+
+/**
+ * Required scopes by procedure (`package.Service/Method`) or by service (`package.Service`).
+ * A method found in neither needs the strictest set, so a new service fails closed.
+ */
+const REQUIRED_SCOPES: Readonly<Record<string, readonly RequiredScope[]>> = {
+  'zitadel.auth.v1.AuthService/AddMyAuthFactorOTP': ['openid'], // seed 4.1
+  'zitadel.auth.v1.AuthService/VerifyMyAuthFactorOTP': ['openid'],
+  'zitadel.auth.v1.AuthService/RemoveMyAuthFactorOTP': ['openid'],
+  'zitadel.user.v3alpha.UserService': ['openid', 'api'], // seed 4.2
+  'zitadel.feature.v2.FeatureService': ['openid', 'api'],
+};
+const DEFAULT_SCOPES: readonly RequiredScope[] = ['openid', 'api'];
+
+export function requiredScopes(method: DescMethod, serviceName: string): string[] {
+  const rule = REQUIRED_SCOPES[`${method.parent.typeName}/${method.name}`] ?? REQUIRED_SCOPES[method.parent.typeName] ?? DEFAULT_SCOPES;
+  return rule.map((scope) => (scope === 'openid' ? 'openid' : apiAudienceScope(serviceName)));
+}
+
+export interface AuthOptions {
+  /** Resolves a bearer token to its principal; rejects for invalid, expired or revoked tokens. */
+  authenticate(token: string): Promise<Principal>;
+  instanceId(): string;
+  serviceName: string;
+  log: ApiLogger;
+}
+
+// RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token (the scheme is case-insensitive, RFC 7235 §2.1).
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export function authInterceptor(options: AuthOptions): Interceptor {
+  return (next) => async (req) => {
+    const header = req.header.get('authorization');
+    if (header === null) {
+      // RFC 6750 §3.1: no error code when the request carries no authentication at all.
+      throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required', { 'www-authenticate': 'Bearer' });
+    }
+    const token = BEARER.exec(header.trim())?.[1];
+    if (token === undefined) throw invalidToken('AUTH-Malformed', 'authorization header must be "Bearer <token>"');
+    const principal = await authenticate(options, token);
+    if (principal.instanceId !== options.instanceId()) throw invalidToken('AUTH-Instance', 'token is not valid for this instance');
+    const required = requiredScopes(req.method, options.serviceName);
+    const missing = required.filter((scope) => !principal.scopes.has(scope));
+    if (missing.length > 0) {
+      throw apiError(Code.PermissionDenied, 'AUTH-Scope', `token lacks required scope: ${missing.join(' ')}`, {
+        'www-authenticate': `Bearer error="insufficient_scope", scope="${required.join(' ')}"`,
+      });
+    }
+    req.contextValues.set(principalKey, principal);
+    return next(req);
+  };
+}
+
+async function authenticate(options: AuthOptions, token: string): Promise<Principal> {
+  try {
+    return await options.authenticate(token);
+  } catch (error) {
+    // A ConnectError is the authenticator's deliberate answer; an unreachable database is not the
+    // token's fault (503, not 401); anything else means the token was not accepted.
+    if (error instanceof ConnectError) throw error;
+    if (isUnavailable(error)) throw publicError(error);
+    options.log.debug({ reason: error instanceof Error ? error.message : String(error) }, 'bearer token rejected');
+    throw invalidToken('AUTH-InvalidToken', 'invalid or expired token');
+  }
+}
+
+function invalidToken(id: string, message: string): ConnectError {
+  return apiError(Code.Unauthenticated, id, message, { 'www-authenticate': 'Bearer error="invalid_token"' });
+}
+
+/** The authenticated caller; the interceptor guarantees it for every registered method. */
+export function requirePrincipal(ctx: HandlerContext): Principal {
+  const principal = ctx.values.get(principalKey);
+  if (principal === undefined) throw new ConnectError('internal error', Code.Internal, undefined, undefined, new Error('no principal: authInterceptor is not installed'));
+  return principal;
+}

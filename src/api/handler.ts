@@ -1,0 +1,121 @@
+/**
+ * The API entry point for the server: one handler for the four protocols of the API services.
+ *
+ * - `/<package.Service>/<Method>`: Connect (JSON and binary), gRPC and gRPC-web, through the Connect
+ *   router. Procedures of services not registered answer Unimplemented in the caller's protocol.
+ * - REST paths from the `google.api.http` options of the registered methods, through the transcoder
+ *   (src/transport/rest/), which calls the same router handlers.
+ *
+ * `handle` resolves to false when the request is none of these, and the caller passes it on
+ * (to Express for HTTP/1.1; for HTTP/2 the caller answers 404 itself).
+ *
+ * JSON input (Connect and REST) rejects unknown fields with InvalidArgument instead of ignoring them
+ * (ZITADEL ignores them): a misspelt or unsupported feature flag must not look as if it was set.
+ * Binary protobuf keeps ignoring unknown fields, as the protobuf wire format requires.
+ */
+import { createRegistry } from '@bufbuild/protobuf';
+import { Code, ConnectError, createConnectRouter, createContextValues } from '@connectrpc/connect';
+import type { UniversalHandler, UniversalServerRequest } from '@connectrpc/connect/protocol';
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from '@connectrpc/connect-node';
+import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
+import { file_zitadel_message } from '../../gen/zitadel/message_pb.js';
+import type { Principal } from '../domain/principal.ts';
+import type { DB } from '../store/database.ts';
+import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../transport/rest/node-types.ts';
+import { createRestTranscoder } from '../transport/rest/transcoder.ts';
+import { authInterceptor } from './auth-interceptor.ts';
+import { errorInterceptor } from './errors.ts';
+import { createFeatureService } from './feature-service.ts';
+import { reclassifyParseError } from './parse-errors.ts';
+import { silentLogger, type ApiLogger } from './logger.ts';
+import { answerUnimplemented, isRpcRequest } from './unimplemented.ts';
+
+export interface ApiDeps {
+  db: DB;
+  /** The id of the instance this deployment serves. */
+  instanceId: () => string;
+  /** `<service>` of the reserved API audience scope (GATEHOUSE_SERVICE_NAME). */
+  serviceName: string;
+  /** Largest accepted request message or REST body, in bytes (GATEHOUSE_MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+  /**
+   * Resolves a bearer token to its principal. Rejects for invalid, expired or revoked tokens
+   * (answered 401); a rejection with a ConnectError is answered with that error as is, and one
+   * that looks like an unreachable database with 503.
+   */
+  authenticate(token: string): Promise<Principal>;
+  log?: ApiLogger;
+}
+
+export interface ApiHandler {
+  /** Serves an API request; resolves to false when the request is not for the API. */
+  handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
+}
+
+export function createApiHandler(deps: ApiDeps): ApiHandler {
+  const log = deps.log ?? silentLogger;
+  const router = createConnectRouter({
+    connect: true,
+    grpc: true,
+    grpcWeb: true,
+    readMaxBytes: deps.maxBodyBytes,
+    acceptCompression: [compressionGzip, compressionBrotli],
+    jsonOptions: { ignoreUnknownFields: false },
+    // Outermost first: errors are normalized after authentication and the implementation ran.
+    interceptors: [
+      errorInterceptor(log),
+      authInterceptor({ authenticate: deps.authenticate, instanceId: deps.instanceId, serviceName: deps.serviceName, log }),
+    ],
+  });
+  router.service(FeatureService, createFeatureService(deps));
+  // AuthService (OTP) and UserService (contact email) are registered by later issues; until then
+  // their procedures answer Unimplemented and they have no REST routes.
+
+  const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
+  const rest = createRestTranscoder(router.handlers, {
+    maxBodyBytes: deps.maxBodyBytes,
+    registry: createRegistry(file_zitadel_message),
+    log,
+  });
+
+  async function serveProcedure(handler: UniversalHandler, req: NodeRequest, res: NodeResponse): Promise<void> {
+    let request: UniversalServerRequest;
+    try {
+      request = universalRequestFromNodeRequest(req, res, undefined, createContextValues());
+    } catch {
+      respond(res, 400, {}); // no usable authority (HTTP/1.0 without Host)
+      return;
+    }
+    try {
+      const response = await reclassifyParseError(await handler(request));
+      await universalResponseToNodeResponse(response, res);
+    } catch (error) {
+      if (ConnectError.from(error).code === Code.Aborted) return; // the client went away
+      log.error({ err: error, procedure: handler.requestPath }, 'api response failed');
+      if (!res.headersSent) respond(res, 500, {});
+      else abortResponse(res);
+    }
+  }
+
+  return {
+    async handle(req, res) {
+      const path = (req.url ?? '').split('?', 1)[0] ?? '';
+      const procedure = procedures.get(path);
+      if (procedure !== undefined) {
+        await serveProcedure(procedure, req, res);
+        return true;
+      }
+      if (await rest.handle(req, res)) return true;
+      if (isRpcRequest(req, path)) {
+        answerUnimplemented(req, res, path);
+        return true;
+      }
+      return false;
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import { checkJsonContentType } from './content-type.ts';
+
+describe('checkJsonContentType', () => {
+  it.each([
+    ['application/json', 'json'],
+    ['Application/JSON', 'json'],
+    ['application/json; charset=utf-8', 'json'],
+    ['application/json;charset="UTF-8"', 'json'],
+    ['application/json; charset=iso-8859-1', 'charset'],
+    ['text/plain', 'unsupported'],
+    ['application/x-www-form-urlencoded', 'unsupported'],
+    ['application/jsonx', 'unsupported'],
+    [undefined, 'unsupported'],
+  ])('%s → %s', (header, expected) => {
+    expect(checkJsonContentType(header)).toBe(expected);
+  });
+});

@@ -1,0 +1,27 @@
+/** The Node.js request and response types every API protocol is served on (HTTP/1.1 and HTTP/2). */
+import type * as http from 'node:http';
+import type * as http2 from 'node:http2';
+
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** What both response types share, with one call signature each (their unions are not callable). */
+interface PlainResponse {
+  writeHead(status: number, headers: http.OutgoingHttpHeaders): unknown;
+  end(body: string): unknown;
+  end(): unknown;
+}
+
+/** Writes a complete response: status, headers and an optional body. */
+export function respond(res: NodeResponse, status: number, headers: http.OutgoingHttpHeaders, body?: string): void {
+  const plain: PlainResponse = res;
+  plain.writeHead(status, headers);
+  if (body === undefined) plain.end();
+  else plain.end(body);
+}
+
+/** Drops the connection (HTTP/1.1) or resets the stream (HTTP/2) of a response that cannot be completed. */
+export function abortResponse(res: NodeResponse): void {
+  if ('stream' in res) res.stream.close();
+  else res.destroy();
+}

@@ -1,0 +1,105 @@
+import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
+import type { Message } from '@bufbuild/protobuf';
+import { FeatureService } from '../../../gen/zitadel/feature/v2/feature_service_pb.js';
+import { UserService } from '../../../gen/zitadel/user/v3alpha/user_service_pb.js';
+import { errorDetailOf } from '../../api/errors.ts';
+import { buildRequestMessage } from './request.ts';
+import { RestRoutes } from './routes.ts';
+
+// The routes come from the google.api.http options of the registered services; the empty
+// implementations are never called here.
+const router = createConnectRouter().service(FeatureService, {}).service(UserService, {});
+const routes = new RestRoutes(router.handlers);
+
+function build(method: string, url: string, body?: unknown): Message & Record<string, unknown> {
+  const [path = '', query = ''] = url.split('?');
+  const match = routes.match(method, path);
+  if (match.kind !== 'found') throw new Error(`no route for ${method} ${path}`);
+  return buildRequestMessage(match.route, { body: body as never, query: new URLSearchParams(query), variables: match.variables }) as never;
+}
+
+function rejection(method: string, url: string, body?: unknown): string {
+  try {
+    build(method, url, body);
+  } catch (error) {
+    if (!(error instanceof ConnectError)) throw error;
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(errorDetailOf(error)?.id).toBe('REST-InvalidArgument');
+    return error.rawMessage;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('RestRoutes', () => {
+  it('has exactly the bindings of the registered services', () => {
+    const bindings = routes.routes.map((r) => `${r.httpMethod} ${r.template.source}`).sort();
+    expect(bindings).toEqual([
+      'DELETE /v2/features/instance',
+      'GET /v2/features/instance',
+      'POST /v3alpha/users/{user_id}/email/resend',
+      'POST /v3alpha/users/{user_id}/email/verify',
+      'PUT /v2/features/instance',
+      'PUT /v3alpha/users/{user_id}/email',
+    ]);
+  });
+
+  it.each([
+    ['GET', '/v2/features/instance', 'found'],
+    ['HEAD', '/v2/features/instance', 'method-not-allowed'],
+    ['POST', '/v2/features/instance', 'method-not-allowed'],
+    ['GET', '/v3alpha/users/1/email', 'method-not-allowed'],
+    ['GET', '/v2/features/organization', 'none'],
+    ['POST', '/auth/v1/users/me/auth_factors/otp', 'none'],
+  ])('%s %s → %s', (method, path, kind) => {
+    expect(routes.match(method, path).kind).toBe(kind);
+  });
+
+  it('lists the allowed methods of a path', () => {
+    expect(routes.match('PATCH', '/v2/features/instance')).toEqual({ kind: 'method-not-allowed', allowed: expect.arrayContaining(['PUT', 'DELETE', 'GET']) });
+  });
+});
+
+describe('buildRequestMessage', () => {
+  it.each([
+    [{ oidcTokenExchange: true }, true],
+    [{ oidc_token_exchange: false }, false],
+    [{}, undefined],
+    [undefined, undefined],
+  ])('body %j sets oidcTokenExchange to %s', (body, expected) => {
+    expect(build('PUT', '/v2/features/instance', body).oidcTokenExchange).toBe(expected);
+  });
+
+  it.each([
+    ['?inheritance=true', true],
+    ['?inheritance=false', false],
+    ['', false],
+  ])('query %s sets inheritance to %s', (query, expected) => {
+    expect(build('GET', `/v2/features/instance${query}`).inheritance).toBe(expected);
+  });
+
+  it('takes path variables, overriding the same field in the body', () => {
+    const message = build('POST', '/v3alpha/users/u%2F1/email/resend', { userId: 'other', returnCode: {} });
+    expect(message.userId).toBe('u/1');
+    expect(message.verification).toEqual({ case: 'returnCode', value: expect.anything() });
+  });
+
+  it('reads nested fields and optional members of a oneof', () => {
+    const message = build('POST', '/v3alpha/users/7/email/resend', { sendCode: { urlTemplate: 'https://x/{{.Code}}' } });
+    expect(message.verification).toEqual({ case: 'sendCode', value: expect.objectContaining({ urlTemplate: 'https://x/{{.Code}}' }) });
+  });
+
+  it.each([
+    ['PUT', '/v2/features/instance', { foo: 1 }, 'unknown field "foo"'],
+    ['POST', '/v3alpha/users/1/email/resend', { sendCode: { url: 'x' } }, 'unknown field "sendCode.url"'],
+    ['PUT', '/v2/features/instance', { oidcTokenExchange: 'yes' }, 'invalid value for field "oidcTokenExchange"'],
+    ['PUT', '/v2/features/instance', [], 'request body must be a JSON object'],
+    ['PUT', '/v2/features/instance', 'true', 'request body must be a JSON object'],
+    ['POST', '/v3alpha/users/1/email/resend', { sendCode: {}, returnCode: {} }, 'only one of sendCode, returnCode may be set'],
+    ['PUT', '/v2/features/instance?oidcTokenExchange=true', {}, 'unknown query parameter "oidcTokenExchange"'],
+    ['GET', '/v2/features/instance?inheritance=yes', undefined, 'query parameter "inheritance" must be true or false'],
+    ['GET', '/v2/features/instance?inheritance=true&inheritance=false', undefined, 'query parameter "inheritance" must not repeat'],
+    ['GET', '/v2/features/instance?verbose=1', undefined, 'unknown query parameter "verbose"'],
+  ])('%s %s %j → %s', (method, url, body, message) => {
+    expect(rejection(method, url, body)).toBe(message);
+  });
+});

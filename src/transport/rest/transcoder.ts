@@ -1,0 +1,154 @@
+/**
+ * The REST transcoder: a protocol adapter beside Connect, gRPC and gRPC-web. A REST call is matched
+ * against the routes from the `google.api.http` options, turned into a request message, and handed
+ * to the router's own handler of the method as a Connect unary call (binary), so that interceptors
+ * (authentication, error normalization) run exactly as for the other protocols. The answer is the
+ * response message in proto3 JSON, or the grpc-gateway error body with the grpc-gateway status.
+ *
+ * JSON output matches ZITADEL's gateway (protojson defaults): lowerCamelCase names, enums by name,
+ * 64-bit integers as strings, fields with default values omitted.
+ */
+import { fromBinary, toBinary, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
+import type { UniversalHandler } from '@connectrpc/connect/protocol';
+import { apiError, publicError } from '../../api/errors.ts';
+import type { ApiLogger } from '../../api/logger.ts';
+import { BodyAbortedError, readBody } from './body.ts';
+import { checkJsonContentType, contentTypeJson } from './content-type.ts';
+import { restErrorBody } from './error-body.ts';
+import { invokeUnary } from './invoke.ts';
+import { abortResponse, respond, type NodeRequest, type NodeResponse } from './node-types.ts';
+import { buildRequestMessage } from './request.ts';
+import { RestRoutes, type RestRoute } from './routes.ts';
+import { httpStatusFromCode } from './status.ts';
+
+export interface RestTranscoderOptions {
+  /** Largest accepted request body in bytes; larger ones get 413. */
+  maxBodyBytes: number;
+  /** Resolves error detail types for the `details` of error bodies. */
+  registry: Registry;
+  log: ApiLogger;
+  contextValues?: () => ContextValues;
+}
+
+export interface RestTranscoder {
+  readonly routes: RestRoutes;
+  /** Serves the request when its path matches a REST route (405 for another method); false otherwise. */
+  handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
+}
+
+export function createRestTranscoder(handlers: readonly UniversalHandler[], options: RestTranscoderOptions): RestTranscoder {
+  const routes = new RestRoutes(handlers);
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+  async function serve(req: NodeRequest, res: NodeResponse, route: RestRoute, variables: Map<string, string>, query: URLSearchParams): Promise<void> {
+    let body: JsonValue | undefined;
+    if (route.body !== '') {
+      const read = await readBody(req, options.maxBodyBytes);
+      if (read.kind === 'too-large') {
+        const error = apiError(Code.ResourceExhausted, 'REST-TooLarge', `request body exceeds ${options.maxBodyBytes} bytes`);
+        sendError(req, res, error, 413, req.httpVersionMajor === 1 ? { connection: 'close' } : {});
+        return;
+      }
+      if (read.bytes.byteLength > 0) body = parseJsonBody(req, read.bytes);
+    }
+    const message = buildRequestMessage(route, { body, query, variables });
+    const contextValues = options.contextValues?.() ?? createContextValues();
+    const result = await invokeUnary(route.handler, req, res, toBinary(route.method.input, message), contextValues);
+    if (result.error !== undefined) {
+      sendError(req, res, result.error, undefined, result.headers);
+      return;
+    }
+    const json = toJsonString(route.method.output, fromBinary(route.method.output, result.bytes), { registry: options.registry });
+    send(req, res, 200, json, {});
+  }
+
+  function parseJsonBody(req: NodeRequest, bytes: Uint8Array): JsonValue {
+    const type = checkJsonContentType(req.headers['content-type']);
+    if (type === 'unsupported') throw restError(Code.InvalidArgument, 'REST-ContentType', 'content type must be application/json', 415);
+    if (type === 'charset') throw restError(Code.InvalidArgument, 'REST-Charset', 'request body must be UTF-8', 415);
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      throw apiError(Code.InvalidArgument, 'REST-Utf8', 'request body is not valid UTF-8');
+    }
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch {
+      throw apiError(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON');
+    }
+  }
+
+  function sendError(req: NodeRequest, res: NodeResponse, error: ConnectError, status: number | undefined, headers: Record<string, string>): void {
+    const body = JSON.stringify(restErrorBody(error, options.registry));
+    send(req, res, status ?? httpStatusFromCode(error.code), body, headers);
+  }
+
+  return {
+    routes,
+    async handle(req, res) {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const match = routes.match(req.method ?? '', path);
+      if (match.kind === 'none') return false;
+      if (match.kind === 'method-not-allowed') {
+        // As ZITADEL's gateway: 405 with code Unimplemented.
+        const error = apiError(Code.Unimplemented, 'REST-MethodNotAllowed', 'Method Not Allowed');
+        sendError(req, res, error, 405, { allow: match.allowed.join(', ') });
+        return true;
+      }
+      try {
+        await serve(req, res, match.route, match.variables, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+      } catch (thrown) {
+        if (thrown instanceof BodyAbortedError) {
+          options.log.debug({ reason: thrown.message }, 'rest request aborted');
+          if (!res.headersSent) abortResponse(res);
+          return true;
+        }
+        if (thrown instanceof RestInputError) {
+          options.log.debug({ message: thrown.error.rawMessage, path }, 'rest request rejected');
+          sendError(req, res, thrown.error, thrown.status, {});
+        } else if (thrown instanceof ConnectError) {
+          options.log.debug({ message: thrown.rawMessage, path }, 'rest request rejected');
+          sendError(req, res, thrown, undefined, {});
+        } else {
+          options.log.error({ err: thrown, path }, 'rest transcoding failed');
+          sendError(req, res, publicError(thrown), undefined, {});
+        }
+      }
+      return true;
+    },
+  };
+}
+
+/** An input error answered with an HTTP status outside the code table (413, 415). */
+class RestInputError extends Error {
+  readonly error: ConnectError;
+  readonly status: number;
+  constructor(error: ConnectError, status: number) {
+    super(error.rawMessage);
+    this.error = error;
+    this.status = status;
+  }
+}
+
+function restError(code: Code, id: string, message: string, status: number): RestInputError {
+  return new RestInputError(apiError(code, id, message), status);
+}
+
+function send(req: NodeRequest, res: NodeResponse, status: number, body: string, headers: Record<string, string>): void {
+  if (res.headersSent) {
+    abortResponse(res);
+    return;
+  }
+  const head = req.method === 'HEAD';
+  const responseHeaders = {
+    'content-type': contentTypeJson,
+    'cache-control': 'no-store',
+    ...(head ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+    ...headers,
+  };
+  respond(res, status, responseHeaders, head ? undefined : body);
+}
