@@ -5,8 +5,8 @@
  *
  *   created ──publish──► sign_from ──sign──► superseded ──published until tokens expire──► removed
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
+import { createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { importPKCS8, type CryptoKey, type JWK } from 'jose';
 import { sql } from 'kysely';
 import type { SigningAlg } from '../config/index.ts';
 import type { DB } from '../store/database.ts';
@@ -96,7 +96,7 @@ export class KeyStore {
   readonly #config: KeysConfig;
   #keys: Array<SigningKey & { row: SigningKeyRow }> = [];
   #signers = new Map<string, Promise<CryptoKey>>();
-  #verifiers = new Map<string, Promise<CryptoKey>>();
+  #verifiers = new Map<string, KeyObject>();
   #jwksBody = '{"keys":[]}';
 
   constructor(db: DB, masterKey: MasterKey, config: KeysConfig) {
@@ -164,15 +164,15 @@ export class KeyStore {
   }
 
   /** A published public key by kid, for verifying our own tokens; undefined when unknown or withdrawn. */
-  async verificationKey(kid: string, now = new Date()): Promise<{ alg: SigningAlg; key: CryptoKey } | undefined> {
+  verificationKey(kid: string, now = new Date()): { alg: SigningAlg; key: KeyObject } | undefined {
     const found = this.published(now).find((k) => k.kid === kid);
     if (!found) return undefined;
     let key = this.#verifiers.get(kid);
     if (!key) {
-      key = importJWK(found.publicJwk, found.alg) as Promise<CryptoKey>;
+      key = createPublicKey({ key: found.publicJwk as JsonWebKey, format: 'jwk' });
       this.#verifiers.set(kid, key);
     }
-    return { alg: found.alg, key: await key };
+    return { alg: found.alg, key };
   }
 
   /** Deletes keys that are no longer published. */

@@ -5,12 +5,13 @@
  * so introspection and the API see revocation at once, on every node.
  */
 import { createHash } from 'node:crypto';
-import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { SignJWT, type JWTPayload } from 'jose';
 import type { DB } from '../store/database.ts';
 import type { AccessTokenType } from '../store/schema.ts';
 import { sha256 } from './crypto.ts';
 import { newId, randomToken } from './ids.ts';
 import type { KeyStore } from './keys.ts';
+import { verifyOwnJwt } from './own-jwt.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
 
@@ -153,30 +154,21 @@ export class Tokens {
   }
 
   async #verifyJwt(token: string, now: number): Promise<AccessTokenClaims | undefined> {
-    let payload: JWTPayload;
-    try {
-      const { kid, typ } = decodeProtectedHeader(token);
-      if (typ !== ACCESS_TOKEN_JWT_TYPE || !kid) return undefined;
-      const found = await this.#keys.verificationKey(kid, new Date(now));
-      if (!found) return undefined;
-      ({ payload } = await jwtVerify(token, found.key, {
-        issuer: this.#config.issuer,
-        typ: ACCESS_TOKEN_JWT_TYPE,
-        algorithms: [found.alg],
-        currentDate: new Date(now),
-        requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
-      }));
-    } catch {
-      return undefined;
-    }
+    const verified = verifyOwnJwt(token, { typ: ACCESS_TOKEN_JWT_TYPE, issuer: this.#config.issuer, now }, (kid) =>
+      this.#keys.verificationKey(kid, new Date(now)),
+    );
+    if (!verified) return undefined;
+    const payload = verified.payload;
+    if (typeof payload['sub'] !== 'string' || typeof payload['jti'] !== 'string' || typeof payload['client_id'] !== 'string') return undefined;
+    if (typeof payload['iat'] !== 'number') return undefined;
     const claims: AccessTokenClaims = {
-      jti: String(payload.jti),
-      sub: String(payload.sub),
-      clientId: String(payload['client_id']),
+      jti: payload['jti'],
+      sub: payload['sub'],
+      clientId: payload['client_id'],
       scopes: typeof payload['scope'] === 'string' ? payload['scope'].split(' ').filter(Boolean) : [],
-      audience: Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [],
-      iat: payload.iat!,
-      exp: payload.exp!,
+      audience: Array.isArray(payload['aud']) ? payload['aud'].filter((a): a is string => typeof a === 'string') : typeof payload['aud'] === 'string' ? [payload['aud']] : [],
+      iat: payload['iat'],
+      exp: payload['exp'] as number,
       grantId: typeof payload['gid'] === 'string' ? payload['gid'] : undefined,
       sessionId: typeof payload['sid'] === 'string' ? payload['sid'] : undefined,
       actor: typeof payload['act'] === 'object' && payload['act'] !== null ? (payload['act'] as Record<string, unknown>) : undefined,

@@ -1,0 +1,66 @@
+/**
+ * Verification of the JWTs Gatehouse itself signed (access tokens on every API call and
+ * introspection). jose verifies through WebCrypto, whose asynchronous job costs more than the RSA
+ * verification itself; our own tokens have one known shape and keys we hold as KeyObjects, so
+ * node:crypto verifies them synchronously here. Everything from outside (client assertions, key
+ * files) still goes through jose.
+ */
+import { verify, type KeyObject } from 'node:crypto';
+import type { SigningAlg } from '../config/index.ts';
+
+export interface VerificationKey {
+  alg: SigningAlg;
+  key: KeyObject;
+}
+
+export interface VerifiedJwt {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+}
+
+function decodeJson(part: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function signatureValid(alg: SigningAlg, key: KeyObject, data: Buffer, signature: Buffer): boolean {
+  switch (alg) {
+    case 'RS256':
+      return verify('sha256', data, key, signature);
+    case 'ES256':
+      return verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    case 'EdDSA':
+      return verify(null, data, key, signature);
+  }
+}
+
+/**
+ * Verifies signature, `typ`, `iss`, `exp` and `nbf` (RFC 7519 §7.2, RFC 9068 §4). Undefined for
+ * anything that is not a valid token of ours.
+ */
+export function verifyOwnJwt(
+  token: string,
+  expected: { typ: string; issuer: string; now: number },
+  keyFor: (kid: string) => VerificationKey | undefined,
+): VerifiedJwt | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
+  const header = decodeJson(encodedHeader);
+  if (!header || header['typ'] !== expected.typ || typeof header['kid'] !== 'string' || header['crit'] !== undefined) return undefined;
+  const key = keyFor(header['kid']);
+  if (!key || header['alg'] !== key.alg) return undefined;
+  const valid = signatureValid(key.alg, key.key, Buffer.from(`${encodedHeader}.${encodedPayload}`, 'ascii'), Buffer.from(encodedSignature, 'base64url'));
+  if (!valid) return undefined;
+  const payload = decodeJson(encodedPayload);
+  if (!payload || payload['iss'] !== expected.issuer) return undefined;
+  const seconds = Math.floor(expected.now / 1000);
+  const { exp, nbf } = payload;
+  if (typeof exp !== 'number' || exp <= seconds) return undefined;
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf > seconds)) return undefined;
+  return { header, payload };
+}
