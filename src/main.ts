@@ -4,13 +4,13 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { applyBootstrapFile } from './bootstrap/apply.ts';
 import { ensureFirstRun, printFirstRun } from './bootstrap/first-run.ts';
 import { createMachineKey } from './cli/machine-key.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { isFeatureName, setFeatures } from './domain/features.ts';
 import { rotateNow } from './domain/keys.ts';
+import { createLogger } from './server/request-context.ts';
 import { instanceIdOf, loadMasterKey, startServer } from './server/start.ts';
 import { migrate, openDatabase, type DB } from './store/database.ts';
 
@@ -46,7 +46,7 @@ async function requireInstance(db: DB): Promise<string> {
 async function start(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { bootstrap: { type: 'string' } }, strict: true });
   const bootstrapFile = values.bootstrap ?? config.bootstrapFile;
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config.logLevel);
   const running = await startServer({
     config,
     log,
@@ -96,7 +96,7 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'keys': {
       if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
-      const log = pino({ level: config.logLevel });
+      const log = createLogger(config.logLevel);
       const kid = await withDatabase(config, async (db) => {
         await requireInstance(db);
         return rotateNow(db, loadMasterKey(config, log), config.signingAlg);

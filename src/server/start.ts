@@ -7,7 +7,7 @@ import type http from 'node:http';
 import type http2 from 'node:http2';
 import fs from 'node:fs';
 import path from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApiHandler } from '../api/handler.ts';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
@@ -22,6 +22,7 @@ import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createApp } from './app.ts';
 import { listen, type Listener } from './listen.ts';
 import { createMetrics } from './metrics.ts';
+import { createLogger, requestIdFor, withRequestId } from './request-context.ts';
 import { routeLabel } from './routes.ts';
 
 export interface Running {
@@ -60,7 +61,7 @@ export interface StartOptions {
   prepare?: (db: DB) => Promise<void>;
 }
 
-export async function startServer({ config, log = pino({ level: config.logLevel }), prepare }: StartOptions): Promise<Running> {
+export async function startServer({ config, log = createLogger(config.logLevel), prepare }: StartOptions): Promise<Running> {
   const { db, relaxed } = await openDatabase(config);
   await migrate(db);
   await prepare?.(db);
@@ -94,12 +95,27 @@ export async function startServer({ config, log = pino({ level: config.logLevel 
     log,
   });
 
-  const observe = (method: string, url: string, res: http.ServerResponse | http2.Http2ServerResponse, started: bigint) => {
+  const accessLog = log.isLevelEnabled('debug');
+  /** Metrics and the access log (debug level) for one request; returns its request id. */
+  const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
+    const started = process.hrtime.bigint();
+    const id = requestIdFor(req.headers['x-request-id']);
+    res.setHeader('x-request-id', id);
     res.once('finish', () => {
-      const route = routeLabel(url);
-      metrics.requests.inc({ route, method, status: String(res.statusCode) });
-      metrics.latency.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+      const route = routeLabel(req.url ?? '/');
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
+      metrics.latency.observe({ route }, seconds);
+      if (accessLog) log.debug({ requestId: id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
+    return id;
+  };
+  const failed = (res: http.ServerResponse | http2.Http2ServerResponse) => (error: unknown) => {
+    log.error({ err: error }, 'api handler failed');
+    if (res.headersSent) return;
+    res.statusCode = 500;
+    res.setHeader('content-type', 'application/json');
+    res.end('{"code":13,"message":"internal error"}');
   };
 
   const listener = await listen({
@@ -107,30 +123,20 @@ export async function startServer({ config, log = pino({ level: config.logLevel 
     port: config.port,
     tls: config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined,
     http1: (req, res) => {
-      observe(req.method ?? 'GET', req.url ?? '/', res, process.hrtime.bigint());
-      api.handle(req, res).then(
-        (handled) => {
+      withRequestId(observe(req, res), () => {
+        api.handle(req, res).then((handled) => {
           if (!handled) app(req, res);
-        },
-        (error: unknown) => {
-          log.error({ err: error }, 'api handler failed');
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":13,"message":"internal error"}');
-        },
-      );
+        }, failed(res));
+      });
     },
     http2: (req, res) => {
-      observe(req.method, req.url, res, process.hrtime.bigint());
-      api.handle(req, res).then(
-        (handled) => {
+      withRequestId(observe(req, res), () => {
+        api.handle(req, res).then((handled) => {
           if (!handled && !res.headersSent) {
             res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found","error_description":"HTTP/2 serves the API only"}');
           }
-        },
-        (error: unknown) => {
-          log.error({ err: error }, 'api handler failed');
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":13,"message":"internal error"}');
-        },
-      );
+        }, failed(res));
+      });
     },
   });
 

@@ -176,3 +176,17 @@ pgOnly('database outage (PostgreSQL)', () => {
     expect((await request(`${server.url}/ready`)).status).toBe(200);
   }, 30000);
 });
+
+describe('request ids', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(fixture().document);
+  });
+  afterAll(() => server.stop());
+
+  it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
+    expect((await request(`${server.url}/healthz`, { headers: { 'x-request-id': 'abc-123' } })).headers.get('x-request-id')).toBe('abc-123');
+    const made = (await request(`${server.url}/healthz`, { headers: { 'x-request-id': 'bad id\twith tabs' } })).headers.get('x-request-id');
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

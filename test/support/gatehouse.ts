@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
+import { createLogger } from '../../src/server/request-context.ts';
 import { stringify } from 'yaml';
 import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
@@ -61,7 +61,7 @@ export async function startTestServer(bootstrap: unknown, env: Record<string, st
   });
   const running = await startServer({
     config,
-    log: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
+    log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
     prepare: async (db) => {
       await applyBootstrapFile(db, file);
     },
