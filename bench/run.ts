@@ -126,7 +126,9 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(dir, 'bootstrap.yaml'), stringify(bootstrap));
   const port = 18080;
   const url = `http://127.0.0.1:${port}`;
+  // The same runtime flags as `npm start` (package.json).
   const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
+    NODE_OPTIONS: '--max-semi-space-size=4',
     ...process.env,
     DATABASE_URL: dbUrl.toString(),
     GATEHOUSE_PORT: String(port),

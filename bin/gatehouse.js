@@ -1,3 +1,5 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 // The `gatehouse` command. Node 24 runs the TypeScript sources directly (built-in type stripping).
+// --max-semi-space-size=4 keeps V8's young generation small: about 100 MiB less resident memory
+// under load for no measurable loss of throughput (see README, Performance).
 import '../src/main.ts';
