@@ -45,7 +45,22 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     h2Sessions.add(session);
     session.on('close', () => h2Sessions.delete(session));
   });
+  // HTTP/1.1 connections handed over with emit('connection') are not tracked by the server, so
+  // closeIdleConnections() cannot see them: count requests in flight per socket ourselves.
+  const inFlight = new WeakMap<net.Socket, number>();
+  let closing = false;
+  h1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    if (closing) res.shouldKeepAlive = false;
+    res.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (closing && left === 0) socket.destroySoon();
+    });
+  });
 
+  const h2Owned = new WeakSet<net.Socket>();
   const dispatchCleartext = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -58,6 +73,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       }
       socket.unshift(head);
       const isH2 = head.length >= 3 && PREFACE.subarray(0, Math.min(head.length, PREFACE.length)).equals(head.subarray(0, Math.min(head.length, PREFACE.length)));
+      if (isH2) h2Owned.add(socket);
       (isH2 ? h2 : h1).emit('connection', socket);
     });
   };
@@ -89,17 +105,18 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   return {
     port,
     async close(graceMs: number) {
+      closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      h1.closeIdleConnections();
+      for (const socket of sockets) {
+        if (socket instanceof tls.TLSSocket ? socket.alpnProtocol === 'h2' : h2Owned.has(socket)) continue;
+        if ((inFlight.get(socket) ?? 0) === 0) socket.destroySoon();
+      }
       for (const session of h2Sessions) session.close();
       const deadline = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, graceMs);
       deadline.unref();
-      // Idle keep-alive connections that wake up after this point are closed by h1 as they finish.
-      const idle = setInterval(() => h1.closeIdleConnections(), 100);
       await closed;
-      clearInterval(idle);
       clearTimeout(deadline);
     },
   };
