@@ -25,38 +25,74 @@ export async function readBody(req: Request, maxBytes: number): Promise<Buffer> 
 }
 
 export function parseParams(text: string): Map<string, string> {
+  const { params, repeated } = parseParamsKeepingFirst(text);
+  if (repeated[0] !== undefined) throw new InvalidRequest(`${repeated[0]} is repeated`);
+  return params;
+}
+
+/**
+ * application/x-www-form-urlencoded, strictly: URLSearchParams decodes malformed percent-escapes and
+ * invalid UTF-8 leniently (into U+FFFD), which would let garbage pass for a value; here either is
+ * invalid_request.
+ */
+function* strictPairs(text: string): Generator<[string, string]> {
+  if (text === '') return;
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawKey = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    try {
+      yield [decodeURIComponent(rawKey.replace(/\+/g, ' ')), decodeURIComponent(rawValue.replace(/\+/g, ' '))];
+    } catch {
+      throw new InvalidRequest('request parameters are not correctly percent-encoded UTF-8');
+    }
+  }
+}
+
+/** The first value of each parameter, and the names that came more than once. */
+export function parseParamsKeepingFirst(text: string): { params: Map<string, string>; repeated: string[] } {
   const params = new Map<string, string>();
-  for (const [key, value] of new URLSearchParams(text)) {
-    if (params.has(key)) throw new InvalidRequest(`${key} is repeated`);
+  const repeated: string[] = [];
+  for (const [key, value] of strictPairs(text)) {
+    if (params.has(key)) {
+      if (!repeated.includes(key)) repeated.push(key);
+      continue;
+    }
     params.set(key, value);
   }
-  return params;
+  return { params, repeated };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The form body of a POST; a missing body is an empty form. */
 export async function readForm(req: Request, maxBytes: number): Promise<Map<string, string>> {
+  return parseParams(await readFormText(req, maxBytes));
+}
+
+async function readFormText(req: Request, maxBytes: number): Promise<string> {
   const type = req.headers['content-type'];
   const body = await readBody(req, maxBytes);
-  if (body.length === 0 && type === undefined) return new Map();
+  if (body.length === 0 && type === undefined) return '';
   if (!type || type.split(';')[0]!.trim().toLowerCase() !== FORM_TYPE) {
     throw new InvalidRequest(`content type must be ${FORM_TYPE}`);
   }
-  let text: string;
   try {
-    text = utf8.decode(body);
+    return utf8.decode(body);
   } catch {
     throw new InvalidRequest('request body is not valid UTF-8');
   }
-  return parseParams(text);
 }
 
-/** Parameters of a GET (query) or POST (form) request, for endpoints that accept both. */
-export async function readQueryOrForm(req: Request, maxBytes: number): Promise<Map<string, string>> {
-  if (req.method === 'POST') return readForm(req, maxBytes);
+/**
+ * Parameters of a GET (query) or POST (form) request, for endpoints that accept both. Repeated
+ * parameters are reported, not thrown, so that /authorize can still tell a trusted redirect URI.
+ */
+export async function readQueryOrForm(req: Request, maxBytes: number): Promise<{ params: Map<string, string>; repeated: string[] }> {
+  if (req.method === 'POST') return parseParamsKeepingFirst(await readFormText(req, maxBytes));
   const query = req.originalUrl.indexOf('?');
-  return parseParams(query === -1 ? '' : req.originalUrl.slice(query + 1));
+  return parseParamsKeepingFirst(query === -1 ? '' : req.originalUrl.slice(query + 1));
 }
 
 export function optional(params: Params, name: string): string | undefined {
