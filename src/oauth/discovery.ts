@@ -5,10 +5,12 @@
  */
 import type { Gatehouse } from '../context.ts';
 import { grantRegistry } from './grants/index.ts';
+import { END_SESSION_PATH } from './end-session.ts';
 import { INTROSPECT_PATH } from './introspect.ts';
 import { REVOKE_PATH } from './revoke.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
 import { TOKEN_PATH } from './token.ts';
+import { USERINFO_PATH } from './userinfo.ts';
 
 export const DISCOVERY_PATH = '/.well-known/openid-configuration';
 export const KEYS_PATH = '/oauth/v2/keys';
@@ -24,11 +26,12 @@ export async function discoveryDocument(gh: Gatehouse): Promise<Record<string, u
   }
   return {
     issuer: base,
-    // Required by Discovery §3; the browser sign-in that serves it is listed in the README.
     authorization_endpoint: `${base}${AUTHORIZE_PATH}`,
     token_endpoint: `${base}${TOKEN_PATH}`,
     introspection_endpoint: `${base}${INTROSPECT_PATH}`,
     revocation_endpoint: `${base}${REVOKE_PATH}`,
+    userinfo_endpoint: `${base}${USERINFO_PATH}`,
+    end_session_endpoint: `${base}${END_SESSION_PATH}`,
     jwks_uri: `${base}${KEYS_PATH}`,
     scopes_supported: [...STANDARD_SCOPES],
     response_types_supported: ['code', 'id_token', 'id_token token'],
@@ -48,6 +51,7 @@ export async function discoveryDocument(gh: Gatehouse): Promise<Record<string, u
       'email', 'email_verified', 'phone_number', 'phone_number_verified', 'address',
     ],
     code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
     ui_locales_supported: ['en', 'de'],
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

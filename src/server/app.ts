@@ -4,13 +4,18 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { loginRouter } from '../login/routes.ts';
 import { ping } from '../store/database.ts';
-import { DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts';
+import { AUTHORIZE_CALLBACK_PATH, authorizeEndpoint } from '../oauth/authorize.ts';
+import { authorizeCallback } from '../oauth/authorize-finish.ts';
+import { AUTHORIZE_PATH, DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts';
 import { InvalidRequest } from '../oauth/errors.ts';
+import { END_SESSION_PATH, endSessionEndpoint } from '../oauth/end-session.ts';
 import { INTROSPECT_PATH, introspectionEndpoint } from '../oauth/introspect.ts';
 import { keysEndpoint } from '../oauth/keys-endpoint.ts';
 import { REVOKE_PATH, revocationEndpoint } from '../oauth/revoke.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
+import { USERINFO_PATH, userinfoEndpoint } from '../oauth/userinfo.ts';
 import { oauthErrorRenderer } from './errors.ts';
 
 type AsyncHandler = (req: Request, res: Response) => Promise<void>;
@@ -30,6 +35,8 @@ function methodNotAllowed(allowed: string): RequestHandler {
   };
 }
 
+const API_PREFIXES = ['/v2/', '/v3alpha/', '/auth/v1/', '/zitadel.'];
+
 export interface AppState {
   /** The discovery document, serialized; rebuilt when something changes. */
   discoveryJson(): string;
@@ -45,11 +52,22 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
     res.status(200).set('Cache-Control', 'max-age=300, must-revalidate').type('application/json').end(state.discoveryJson());
   });
   app.get(KEYS_PATH, keysEndpoint(gh));
+  app.get(AUTHORIZE_PATH, noStore(authorizeEndpoint(gh)));
+  app.post(AUTHORIZE_PATH, noStore(authorizeEndpoint(gh)));
+  app.get(AUTHORIZE_CALLBACK_PATH, noStore(authorizeCallback(gh)));
   app.post(TOKEN_PATH, noStore(tokenEndpoint(gh)));
   app.post(INTROSPECT_PATH, noStore(introspectionEndpoint(gh)));
   app.post(REVOKE_PATH, noStore(revocationEndpoint(gh)));
+  app.get(USERINFO_PATH, noStore(userinfoEndpoint(gh)));
+  app.post(USERINFO_PATH, noStore(userinfoEndpoint(gh)));
+  app.get(END_SESSION_PATH, noStore(endSessionEndpoint(gh)));
+  app.post(END_SESSION_PATH, noStore(endSessionEndpoint(gh)));
   app.all([TOKEN_PATH, INTROSPECT_PATH, REVOKE_PATH], methodNotAllowed('POST'));
-  app.all([DISCOVERY_PATH, KEYS_PATH], methodNotAllowed('GET'));
+  app.all([DISCOVERY_PATH, KEYS_PATH, AUTHORIZE_CALLBACK_PATH], methodNotAllowed('GET'));
+  app.all(AUTHORIZE_PATH, methodNotAllowed('GET, POST'));
+  app.all([USERINFO_PATH, END_SESSION_PATH], methodNotAllowed('GET, POST'));
+
+  app.use('/ui/login', loginRouter(gh));
 
   app.get('/healthz', (_req, res) => {
     res.status(200).json({ status: 'ok' });
@@ -65,8 +83,11 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
     gh.metrics.registry.metrics().then((text) => res.type(gh.metrics.registry.contentType).send(text), next);
   });
 
-  app.use((_req: Request, res: Response) => {
-    res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'no such endpoint' });
+  app.use((req: Request, res: Response) => {
+    res.status(404).set('Cache-Control', 'no-store');
+    // Under the API's REST prefixes a miss answers in the API's error shape (SPEC §4), elsewhere in OAuth's.
+    if (API_PREFIXES.some((prefix) => req.path.startsWith(prefix))) res.json({ code: 5, message: 'no such API path', details: [] });
+    else res.json({ error: 'not_found', error_description: 'no such endpoint' });
   });
   app.use(oauthErrorRenderer(gh.log));
   return app;

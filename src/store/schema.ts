@@ -178,6 +178,49 @@ export interface UsedAssertionsTable {
   expires_at: Timestamp;
 }
 
+export interface UserSessionsTable {
+  id: string;
+  instance_id: string;
+  browser_hash: string;
+  user_id: string;
+  auth_time: Timestamp;
+  amr: ColumnType<string[], string[], string[]>;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+  ended_at: NullableTimestamp;
+}
+
+export interface AuthRequestsTable {
+  id: string;
+  instance_id: string;
+  browser_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  response_type: string;
+  response_mode: string;
+  scopes: ColumnType<string[], string[], string[]>;
+  state: string | null;
+  nonce: string | null;
+  code_challenge: string | null;
+  prompt: TextArray;
+  max_age: number | null;
+  login_hint: string | null;
+  hint_user_id: string | null;
+  ui_locales: TextArray;
+  user_id: string | null;
+  session_id: string | null;
+  password_checked_at: NullableTimestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  code_hash: string | null;
+  code_expires_at: NullableTimestamp;
+  code_used_at: NullableTimestamp;
+  grant_id: string | null;
+  /** Login UI: the login name as typed (2026_11_22_0003). */
+  login_name: string | null;
+  failed_passwords: Generated<number>;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_features: InstanceFeaturesTable;
@@ -193,6 +236,8 @@ export interface Database {
   tokens: TokensTable;
   revocations: RevocationsTable;
   used_assertions: UsedAssertionsTable;
+  user_sessions: UserSessionsTable;
+  auth_requests: AuthRequestsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -201,3 +246,5 @@ export type OrgRow = Selectable<OrgsTable>;
 export type TokenRow = Selectable<TokensTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type NewEvent = Insertable<EventsTable>;
+export type UserSessionRow = Selectable<UserSessionsTable>;
+export type AuthRequestRow = Selectable<AuthRequestsTable>;

@@ -1,7 +1,11 @@
 /** The ordered list of migrations. Add a new file here; never edit a released one. */
 import type { Migration } from 'kysely/migration';
 import * as identity from './2026_11_22_0001_identity.ts';
+import * as browserSignIn from './2026_11_22_0002_browser_sign_in.ts';
+import * as loginUi from './2026_11_22_0003_login_ui.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
+  '2026_11_22_0002_browser_sign_in': browserSignIn,
+  '2026_11_22_0003_login_ui': loginUi,
 };

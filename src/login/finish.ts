@@ -1,0 +1,24 @@
+/**
+ * The end of a sign-in in the login UI: the authentication is recorded as a session of this browser
+ * (auth_time, amr), the request is bound to it, and the browser goes back to /authorize's callback,
+ * which answers the client.
+ */
+import type { Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { attachSession, type AuthRequest } from '../domain/auth-requests.ts';
+import { recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
+import { goToCallback } from './flow.ts';
+
+/** The user has just authenticated with `amr` (RFC 8176 values: pwd, otp, mfa). */
+export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[]): Promise<void> {
+  const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId, amr });
+  await attachSession(gh.db, request.id, userId, session.id);
+  goToCallback(gh, res, request.id);
+}
+
+/** The user chose a session of this browser that still satisfies the request. */
+export async function finishWithSession(gh: Gatehouse, res: Response, request: AuthRequest, session: UserSession): Promise<void> {
+  await touchSession(gh.db, session.id);
+  await attachSession(gh.db, request.id, session.userId, session.id);
+  goToCallback(gh, res, request.id);
+}

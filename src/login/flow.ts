@@ -1,0 +1,107 @@
+/**
+ * Every login page works on one pending authorization request of this browser, named by
+ * `authRequestID` (query on GET, hidden field on POST). Opening a step finds it (or shows the error
+ * page), picks the language, and for forms checks the CSRF token first.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
+import { browserHash } from '../domain/sessions.ts';
+import { AUTHORIZE_CALLBACK_PATH } from '../oauth/authorize.ts';
+import { browserCookie } from '../oauth/browser.ts';
+import { parseParams, readForm } from '../oauth/form.ts';
+import { UI_PATH } from './assets.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid } from './csrf.ts';
+import { showErrorPage } from './error-page.ts';
+import { html, type Html } from './html.ts';
+import { negotiateLocale } from './locale.ts';
+import { messagesFor, type Messages } from './messages.ts';
+import { formTargetOf, sendPage, seeOther } from './respond.ts';
+
+export const REQUEST_PARAM = 'authRequestID';
+
+export type StepName = 'login' | 'password' | 'accounts' | 'register';
+
+export interface Step {
+  request: AuthRequest;
+  m: Messages;
+  /** The CSRF token the page's forms carry. */
+  csrf: string;
+}
+
+/** A submitted form of a step, its CSRF token already checked. */
+export interface Submission extends Step {
+  form: ReadonlyMap<string, string>;
+}
+
+/** Where a step's form posts to (the request id travels in the form). */
+export function stepAction(step: StepName): string {
+  return `${UI_PATH}/${step}`;
+}
+
+/** A link to a step of this request. */
+export function stepPath(step: StepName, requestId: string): string {
+  return `${stepAction(step)}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
+}
+
+function queryOf(req: Request): Map<string, string> {
+  const q = req.originalUrl.indexOf('?');
+  return parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+}
+
+async function findRequest(gh: Gatehouse, req: Request, id: string | undefined): Promise<AuthRequest | undefined> {
+  const cookie = browserCookie(req);
+  if (!cookie || !id) return undefined;
+  return pendingAuthRequest(gh.db, id, browserHash(cookie));
+}
+
+function requestExpired(req: Request, res: Response): undefined {
+  const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
+  showErrorPage(res, m, { status: 400, error: 'invalid_request', description: 'the sign-in request is unknown or has expired', sentence: m.requestExpired });
+  return undefined;
+}
+
+function localeOf(req: Request, request: AuthRequest): Messages {
+  return messagesFor(negotiateLocale(request.uiLocales, req.headers['accept-language']));
+}
+
+/** GET of a step: the request, or undefined when the error page has been sent. */
+export async function openStep(gh: Gatehouse, req: Request, res: Response): Promise<Step | undefined> {
+  const request = await findRequest(gh, req, queryOf(req).get(REQUEST_PARAM));
+  if (!request) return requestExpired(req, res);
+  return { request, m: localeOf(req, request), csrf: csrfTokenFor(gh, req, res) };
+}
+
+/** POST of a step: the form of a known request with a valid CSRF token, or undefined (error page sent). */
+export async function submitStep(gh: Gatehouse, req: Request, res: Response): Promise<Submission | undefined> {
+  const form = await readForm(req, gh.config.maxBodyBytes);
+  const request = await findRequest(gh, req, form.get(REQUEST_PARAM));
+  if (!request) return requestExpired(req, res);
+  const m = localeOf(req, request);
+  if (!csrfValid(req, form)) {
+    showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+    return undefined;
+  }
+  return { request, m, csrf: form.get(CSRF_FIELD)!, form };
+}
+
+/** The hidden fields of every step form. */
+export function stepFields(step: Step): Html {
+  return html`<input type="hidden" name="${REQUEST_PARAM}" value="${step.request.id}">
+<input type="hidden" name="${CSRF_FIELD}" value="${step.csrf}">`;
+}
+
+/** Sends a step's page; its forms may end in a redirect to the client (see contentSecurityPolicy). */
+export function sendStep(res: Response, step: Step, status: number, body: Html): void {
+  const target = formTargetOf(step.request.redirectUri);
+  sendPage(res, status, body, target ? [target] : []);
+}
+
+export function goToStep(gh: Gatehouse, res: Response, step: StepName, requestId: string): void {
+  seeOther(res, `${gh.config.externalUrl}${stepPath(step, requestId)}`);
+}
+
+/** The login is done: back to /authorize, which answers the client (code or tokens). */
+export function goToCallback(gh: Gatehouse, res: Response, requestId: string): void {
+  seeOther(res, `${gh.config.externalUrl}${AUTHORIZE_CALLBACK_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+}

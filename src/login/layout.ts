@@ -1,0 +1,75 @@
+/**
+ * The page shell and form parts every login page shares: `<html lang>`, the stylesheet, one heading,
+ * an error area announced to assistive technology (role="alert"), labelled fields whose hints and
+ * errors are tied to the input by aria-describedby.
+ */
+import { STYLESHEET_HREF } from './assets.ts';
+import { html, type Html, type Interpolation } from './html.ts';
+import type { Messages } from './messages.ts';
+
+export interface PageParts {
+  m: Messages;
+  title: string;
+  /** The message of the error area; empty when all is well. */
+  alert?: string | undefined;
+  body: Interpolation;
+}
+
+export function page({ m, title, alert, body }: PageParts): Html {
+  return html`<!doctype html>
+<html lang="${m.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${m.appName}</title>
+<link rel="stylesheet" href="${STYLESHEET_HREF}">
+</head>
+<body>
+<main class="card" aria-labelledby="title">
+<p class="brand">${m.appName}</p>
+<h1 id="title">${title}</h1>
+<div class="alert" role="alert">${alert ? html`<p>${alert}</p>` : ''}</div>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export interface FieldParts {
+  name: string;
+  label: string;
+  type?: 'text' | 'email' | 'password';
+  value?: string | undefined;
+  autocomplete: string;
+  hint?: Interpolation;
+  error?: string | undefined;
+  autofocus?: boolean;
+  maxLength?: number;
+  /** Names and addresses typed exactly: no auto-capitalization, no spell check. */
+  verbatim?: boolean;
+}
+
+/** A labelled input; `hint` and `error` are read out with it. */
+export function field(f: FieldParts): Html {
+  const id = `f-${f.name}`;
+  const described = [f.hint ? `${id}-hint` : '', f.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return html`<div class="field">
+<label for="${id}">${f.label}</label>
+${f.hint ? html`<div class="hint" id="${id}-hint">${f.hint}</div>` : ''}
+<input id="${id}" name="${f.name}" type="${f.type ?? 'text'}"${f.type === 'password' ? '' : html` value="${f.value ?? ''}"`} autocomplete="${f.autocomplete}" required${
+    f.maxLength ? html` maxlength="${f.maxLength}"` : ''
+  }${f.verbatim ? html` autocapitalize="none" spellcheck="false"` : ''}${described ? html` aria-describedby="${described}"` : ''}${
+    f.error ? html` aria-invalid="true"` : ''
+  }${f.autofocus ? html` autofocus` : ''}>
+${f.error ? html`<p class="field-error" id="${id}-error">${f.error}</p>` : ''}
+</div>`;
+}
+
+export function button(label: string): Html {
+  return html`<button type="submit" class="primary">${label}</button>`;
+}
+
+export function link(href: string, label: string): Html {
+  return html`<a href="${href}">${label}</a>`;
+}

@@ -1,0 +1,211 @@
+/** Every text of the login UI, in English and German (SPEC §7). Pages take them from here only. */
+import type { Locale } from './locale.ts';
+import type { PolicyRule } from './password-policy.ts';
+
+export interface Messages {
+  lang: Locale;
+  appName: string;
+  required: string;
+  tooLong: string;
+  fixFields: string;
+  // login name step
+  loginTitle: string;
+  loginIntro: string;
+  loginName: string;
+  loginNameHint: string;
+  next: string;
+  createAccount: string;
+  chooseSignedIn: string;
+  // password step
+  passwordTitle: string;
+  signingInAs: string;
+  useAnotherAccount: string;
+  password: string;
+  signIn: string;
+  invalidCredentials: string;
+  locked: (minutes: number) => string;
+  // account selection
+  accountsTitle: string;
+  accountsIntro: string;
+  sessionGone: string;
+  // registration
+  registerTitle: string;
+  userName: string;
+  userNameHint: string;
+  userNameInvalid: string;
+  userNameTaken: string;
+  email: string;
+  emailInvalid: string;
+  givenName: string;
+  familyName: string;
+  passwordConfirmation: string;
+  policyIntro: string;
+  policy: Record<PolicyRule, string>;
+  policyUnmet: (missing: string[]) => string;
+  passwordMismatch: string;
+  haveAccount: string;
+  // logged out
+  loggedOutTitle: string;
+  loggedOutText: string;
+  // error page
+  errorTitle: string;
+  errorCode: string;
+  errorDetails: string;
+  errorAdvice: string;
+  requestExpired: string;
+  csrfFailed: string;
+  registrationUnavailable: string;
+  /** A human sentence per OAuth error code; `default` for any other. */
+  errors: Record<string, string>;
+}
+
+const en: Messages = {
+  lang: 'en',
+  appName: 'Gatehouse',
+  required: 'Fill in this field.',
+  tooLong: 'This is too long.',
+  fixFields: 'Please correct the marked fields.',
+  loginTitle: 'Sign in',
+  loginIntro: 'Enter your login name to continue.',
+  loginName: 'Login name',
+  loginNameHint: 'Your user name, or user name@organization domain.',
+  next: 'Next',
+  createAccount: 'Create an account',
+  chooseSignedIn: 'Choose a signed-in account',
+  passwordTitle: 'Enter your password',
+  signingInAs: 'Signing in as',
+  useAnotherAccount: 'Use another account',
+  password: 'Password',
+  signIn: 'Sign in',
+  invalidCredentials: 'The login name or password is incorrect.',
+  locked: (minutes) => `Too many failed sign-in attempts: this account is locked. Try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+  accountsTitle: 'Choose an account',
+  accountsIntro: 'Continue as one of the accounts signed in on this device, or use another one.',
+  sessionGone: 'That account is no longer signed in. Please choose again.',
+  registerTitle: 'Create an account',
+  userName: 'User name',
+  userNameHint: 'Letters, digits and . _ - @ +, at most 100 characters.',
+  userNameInvalid: 'Use only letters, digits and . _ - @ +, at most 100 characters.',
+  userNameTaken: 'This user name is taken. Please choose another one.',
+  email: 'Email',
+  emailInvalid: 'Enter a valid email address.',
+  givenName: 'Given name',
+  familyName: 'Family name',
+  passwordConfirmation: 'Confirm password',
+  policyIntro: 'The password must contain:',
+  policy: {
+    length: 'at least 8 characters',
+    upper: 'an uppercase letter',
+    lower: 'a lowercase letter',
+    digit: 'a digit',
+    symbol: 'a symbol, for example ! ? # -',
+  },
+  policyUnmet: (missing) => `The password does not meet the policy. It still needs: ${missing.join('; ')}.`,
+  passwordMismatch: 'The passwords do not match.',
+  haveAccount: 'I already have an account',
+  loggedOutTitle: 'You are signed out',
+  loggedOutText: 'You have been signed out. You can close this window now.',
+  errorTitle: 'Something went wrong',
+  errorCode: 'Error code',
+  errorDetails: 'Details',
+  errorAdvice: 'Return to the application you came from and try again.',
+  requestExpired: 'This sign-in request is unknown or has expired, or your browser does not send cookies. Return to the application and sign in again.',
+  csrfFailed: 'The form has expired or was sent from another site. Go back, reload the page and try again.',
+  registrationUnavailable: 'Registration is not available.',
+  errors: {
+    invalid_request: 'The sign-in request is invalid.',
+    invalid_client: 'The application is not known to this sign-in service.',
+    invalid_scope: 'The application asked for permissions that are not available.',
+    unauthorized_client: 'The application is not allowed to sign in this way.',
+    unsupported_response_type: 'The application asked for a kind of response that is not supported.',
+    access_denied: 'Access was denied.',
+    login_required: 'You need to sign in.',
+    interaction_required: 'You need to sign in.',
+    server_error: 'An unexpected error occurred. Please try again later.',
+    temporarily_unavailable: 'The service is temporarily unavailable. Please try again in a moment.',
+    not_found: 'This page does not exist.',
+    method_not_allowed: 'This page cannot be used this way.',
+    default: 'The sign-in could not be completed.',
+  },
+};
+
+const de: Messages = {
+  lang: 'de',
+  appName: 'Gatehouse',
+  required: 'Bitte füllen Sie dieses Feld aus.',
+  tooLong: 'Die Eingabe ist zu lang.',
+  fixFields: 'Bitte korrigieren Sie die markierten Felder.',
+  loginTitle: 'Anmelden',
+  loginIntro: 'Geben Sie Ihren Anmeldenamen ein, um fortzufahren.',
+  loginName: 'Anmeldename',
+  loginNameHint: 'Ihr Benutzername oder Benutzername@Organisationsdomäne.',
+  next: 'Weiter',
+  createAccount: 'Konto erstellen',
+  chooseSignedIn: 'Ein angemeldetes Konto wählen',
+  passwordTitle: 'Passwort eingeben',
+  signingInAs: 'Anmeldung als',
+  useAnotherAccount: 'Anderes Konto verwenden',
+  password: 'Passwort',
+  signIn: 'Anmelden',
+  invalidCredentials: 'Anmeldename oder Passwort ist falsch.',
+  locked: (minutes) => `Zu viele fehlgeschlagene Anmeldeversuche: Dieses Konto ist gesperrt. Versuchen Sie es in ${minutes} ${minutes === 1 ? 'Minute' : 'Minuten'} erneut.`,
+  accountsTitle: 'Konto auswählen',
+  accountsIntro: 'Fahren Sie mit einem auf diesem Gerät angemeldeten Konto fort oder verwenden Sie ein anderes.',
+  sessionGone: 'Dieses Konto ist nicht mehr angemeldet. Bitte wählen Sie erneut.',
+  registerTitle: 'Konto erstellen',
+  userName: 'Benutzername',
+  userNameHint: 'Buchstaben, Ziffern und . _ - @ +, höchstens 100 Zeichen.',
+  userNameInvalid: 'Bitte nur Buchstaben, Ziffern und . _ - @ + verwenden, höchstens 100 Zeichen.',
+  userNameTaken: 'Dieser Benutzername ist bereits vergeben. Bitte wählen Sie einen anderen.',
+  email: 'E-Mail',
+  emailInvalid: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  givenName: 'Vorname',
+  familyName: 'Nachname',
+  passwordConfirmation: 'Passwort bestätigen',
+  policyIntro: 'Das Passwort muss enthalten:',
+  policy: {
+    length: 'mindestens 8 Zeichen',
+    upper: 'einen Großbuchstaben',
+    lower: 'einen Kleinbuchstaben',
+    digit: 'eine Ziffer',
+    symbol: 'ein Sonderzeichen, zum Beispiel ! ? # -',
+  },
+  policyUnmet: (missing) => `Das Passwort erfüllt die Richtlinie nicht. Es muss noch enthalten: ${missing.join('; ')}.`,
+  passwordMismatch: 'Die Passwörter stimmen nicht überein.',
+  haveAccount: 'Ich habe bereits ein Konto',
+  loggedOutTitle: 'Sie sind abgemeldet',
+  loggedOutText: 'Sie wurden abgemeldet. Sie können dieses Fenster jetzt schließen.',
+  errorTitle: 'Etwas ist schiefgelaufen',
+  errorCode: 'Fehlercode',
+  errorDetails: 'Details',
+  errorAdvice: 'Kehren Sie zu der Anwendung zurück, von der Sie kamen, und versuchen Sie es erneut.',
+  requestExpired: 'Diese Anmeldeanfrage ist unbekannt oder abgelaufen, oder Ihr Browser sendet keine Cookies. Kehren Sie zur Anwendung zurück und melden Sie sich erneut an.',
+  csrfFailed: 'Das Formular ist abgelaufen oder wurde von einer anderen Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
+  registrationUnavailable: 'Die Registrierung ist nicht verfügbar.',
+  errors: {
+    invalid_request: 'Die Anmeldeanfrage ist ungültig.',
+    invalid_client: 'Die Anwendung ist diesem Anmeldedienst nicht bekannt.',
+    invalid_scope: 'Die Anwendung hat Berechtigungen angefragt, die nicht verfügbar sind.',
+    unauthorized_client: 'Die Anwendung darf diese Art der Anmeldung nicht verwenden.',
+    unsupported_response_type: 'Die Anwendung hat eine Antwortart angefragt, die nicht unterstützt wird.',
+    access_denied: 'Der Zugriff wurde verweigert.',
+    login_required: 'Sie müssen sich anmelden.',
+    interaction_required: 'Sie müssen sich anmelden.',
+    server_error: 'Ein unerwarteter Fehler ist aufgetreten. Bitte versuchen Sie es später erneut.',
+    temporarily_unavailable: 'Der Dienst ist vorübergehend nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.',
+    not_found: 'Diese Seite gibt es nicht.',
+    method_not_allowed: 'Diese Seite kann so nicht verwendet werden.',
+    default: 'Die Anmeldung konnte nicht abgeschlossen werden.',
+  },
+};
+
+const MESSAGES: Record<Locale, Messages> = { en, de };
+
+export function messagesFor(locale: Locale): Messages {
+  return MESSAGES[locale];
+}
+
+/** The human sentence for an OAuth error code. */
+export function errorSentence(m: Messages, error: string): string {
+  return Object.hasOwn(m.errors, error) ? m.errors[error]! : m.errors['default']!;
+}

@@ -1,0 +1,25 @@
+/**
+ * The password policy of registration (SPEC §7: "a visible policy"): stated on the page rule by
+ * rule, and enforced with the same rules. Lengths count Unicode code points.
+ */
+export type PolicyRule = 'length' | 'upper' | 'lower' | 'digit' | 'symbol';
+
+/** Shortest accepted password. */
+export const PASSWORD_MIN_LENGTH = 8;
+/** Longest accepted password: long enough for any passphrase, short enough to bound hashing work. */
+export const PASSWORD_MAX_LENGTH = 256;
+
+const RULES: readonly [PolicyRule, (password: string) => boolean][] = [
+  ['length', (p) => [...p].length >= PASSWORD_MIN_LENGTH],
+  ['upper', (p) => /\p{Lu}/u.test(p)],
+  ['lower', (p) => /\p{Ll}/u.test(p)],
+  ['digit', (p) => /\p{Nd}/u.test(p)],
+  ['symbol', (p) => /[^\p{L}\p{N}\s]/u.test(p)],
+];
+
+export const POLICY_RULES: readonly PolicyRule[] = RULES.map(([rule]) => rule);
+
+/** The rules a password does not meet, in the order the page lists them. */
+export function unmetRules(password: string): PolicyRule[] {
+  return RULES.filter(([, met]) => !met(password)).map(([rule]) => rule);
+}

@@ -1,0 +1,71 @@
+/**
+ * Self-registration (seed §4.4 prompt=create): a human user in the instance's default organization,
+ * the password hashed with argon2id, the email unverified, and the `user.human.added` event in the
+ * same transaction (SPEC §5). User names are unique per organization, case-insensitively.
+ */
+import type { Gatehouse } from '../context.ts';
+import { hashSecret } from '../domain/crypto.ts';
+import { appendEvent } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { defaultOrgId, isUniqueViolation, userNameTaken } from './store.ts';
+
+export interface Registration {
+  userName: string;
+  email: string;
+  givenName: string;
+  familyName: string;
+  password: string;
+  preferredLanguage: string;
+}
+
+export type RegistrationResult = { kind: 'created'; userId: string } | { kind: 'taken' } | { kind: 'unavailable' };
+
+export async function registerHuman(gh: Gatehouse, input: Registration): Promise<RegistrationResult> {
+  const orgId = await defaultOrgId(gh.db, gh.instanceId);
+  if (!orgId) {
+    gh.log.warn('registration refused: the instance has no default organization');
+    return { kind: 'unavailable' };
+  }
+  if (await userNameTaken(gh.db, orgId, input.userName)) return { kind: 'taken' };
+  const passwordHash = await hashSecret(input.password); // slow: never inside the transaction
+  const userId = newId();
+  try {
+    await gh.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('users')
+        .values({
+          id: userId,
+          instance_id: gh.instanceId,
+          org_id: orgId,
+          kind: 'human',
+          user_name: input.userName,
+          password_hash: passwordHash,
+          email: input.email,
+          email_verified: false,
+          given_name: input.givenName,
+          family_name: input.familyName,
+          display_name: `${input.givenName} ${input.familyName}`,
+          preferred_language: input.preferredLanguage,
+          phone: null,
+          nickname: null,
+          gender: null,
+          address: null,
+          secret_hash: null,
+        })
+        .execute();
+      await appendEvent(trx, {
+        instanceId: gh.instanceId,
+        aggregateType: 'user',
+        aggregateId: userId,
+        resourceOwner: orgId,
+        type: 'user.human.added',
+        creator: userId,
+        payload: { userName: input.userName, email: input.email, selfRegistered: true },
+      });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) return { kind: 'taken' }; // a concurrent registration won the name
+    throw error;
+  }
+  return { kind: 'created', userId };
+}

@@ -1,0 +1,72 @@
+/**
+ * How login pages are answered: security headers on every page, HTML as UTF-8, never cached, and the
+ * cookies of the UI (HttpOnly; SameSite; Secure when the external URL is https).
+ */
+import type { Request, Response } from 'express';
+import type { Html } from './html.ts';
+
+/**
+ * `form-action` also governs the redirects that follow a form submission (Chromium enforces it;
+ * w3c/webappsec-csp#8): a sign-in POST answers 303 to the callback, which redirects to the client.
+ * So a page whose form finishes a sign-in lists the client's redirect target besides 'self'.
+ */
+export function contentSecurityPolicy(formTargets: readonly string[] = []): string {
+  const formAction = ["'self'", ...formTargets].join(' ');
+  return `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+/** The CSP source that admits redirects to `redirectUri`: its origin, or its scheme for app URIs. */
+export function formTargetOf(redirectUri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(redirectUri);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    // host-source grammar (CSP3 §2.3.1): no IPv6 literals, no characters that end a directive
+    return /^https?:\/\/[A-Za-z0-9.-]+(?::\d+)?$/.test(url.origin) ? url.origin : undefined;
+  }
+  return /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? url.protocol : undefined;
+}
+
+export function securityHeaders(res: Response, formTargets: readonly string[] = []): void {
+  res
+    .set('Content-Security-Policy', contentSecurityPolicy(formTargets))
+    .set('X-Content-Type-Options', 'nosniff')
+    .set('Referrer-Policy', 'no-referrer')
+    .set('Cache-Control', 'no-store')
+    .set('Pragma', 'no-cache');
+}
+
+export function sendPage(res: Response, status: number, body: Html, formTargets: readonly string[] = []): void {
+  securityHeaders(res, formTargets);
+  res.status(status).type('text/html; charset=utf-8').send(body.value);
+}
+
+/** A 303 See Other (a POST answered by a GET elsewhere), with the same headers as a page. */
+export function seeOther(res: Response, location: string): void {
+  securityHeaders(res);
+  res.redirect(303, location);
+}
+
+/** A cookie of the request (the first of that name), undecoded; our cookie values are URL-safe. */
+export function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export interface CookieOptions {
+  path: string;
+  sameSite: 'Strict' | 'Lax';
+  secure: boolean;
+}
+
+export function setCookie(res: Response, name: string, value: string, options: CookieOptions): void {
+  res.append('Set-Cookie', `${name}=${value}; Path=${options.path}; HttpOnly; SameSite=${options.sameSite}${options.secure ? '; Secure' : ''}`);
+}

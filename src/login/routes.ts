@@ -1,0 +1,61 @@
+/**
+ * The login UI under /ui/login (SPEC §7), mounted by server/app.ts. Every page answers HTML with the
+ * security headers; every error of this world is rendered here once, as the error page in the
+ * user's language (never JSON, never a stack).
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { toOAuthError } from '../server/errors.ts';
+import { serveStylesheet } from './assets.ts';
+import { showErrorPage } from './error-page.ts';
+import { negotiateLocale } from './locale.ts';
+import { messagesFor } from './messages.ts';
+import { accountsStep } from './steps/accounts.ts';
+import { loggedOutStep } from './steps/logged-out.ts';
+import { loginNameStep } from './steps/login-name.ts';
+import { passwordStep } from './steps/password.ts';
+import { registerStep } from './steps/register.ts';
+
+export { renderErrorPage } from './error-page.ts';
+export { renderLoggedOutPage } from './steps/logged-out.ts';
+
+function notAllowed(allowed: string) {
+  return (req: Request, res: Response): void => {
+    res.set('Allow', allowed);
+    const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
+    showErrorPage(res, m, { status: 405, error: 'method_not_allowed', description: `use ${allowed}` });
+  };
+}
+
+export function loginRouter(gh: Gatehouse): express.Router {
+  const router = express.Router({ caseSensitive: true, strict: true });
+  const steps = {
+    login: loginNameStep(gh),
+    password: passwordStep(gh),
+    accounts: accountsStep(gh),
+    register: registerStep(gh),
+  };
+  for (const [name, step] of Object.entries(steps)) {
+    router.get(`/${name}`, step.show);
+    router.post(`/${name}`, step.submit);
+    router.all(`/${name}`, notAllowed('GET, POST'));
+  }
+  router.get('/logged-out', loggedOutStep);
+  router.all('/logged-out', notAllowed('GET'));
+  router.get('/assets/gatehouse.css', serveStylesheet);
+
+  router.use((req: Request, res: Response) => {
+    const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
+    showErrorPage(res, m, { status: 404, error: 'not_found', description: 'no such page' });
+  });
+  router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const oauth = toOAuthError(error);
+    if (oauth.status >= 500) gh.log.error({ err: error, path: req.path }, 'login page failed');
+    else gh.log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path: req.path }, 'login request refused');
+    if (res.headersSent) return void res.end();
+    if (oauth.status === 503) res.set('Retry-After', '5');
+    const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
+    showErrorPage(res, m, { status: oauth.status, error: oauth.error, description: oauth.description });
+  });
+  return router;
+}

@@ -1,0 +1,93 @@
+/**
+ * Account selection (seed §4.4 prompt=select_account; several sessions in one browser): the
+ * browser's signed-in users, and "use another account". A chosen session answers the request unless
+ * the request wants a fresh login (prompt=login, or max_age exceeded: OIDC Core §3.1.2.1), in which
+ * case that user goes on to the password step.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import type { AuthRequest } from '../../domain/auth-requests.ts';
+import type { User } from '../../domain/directory.ts';
+import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { finishWithSession } from '../finish.ts';
+import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { html } from '../html.ts';
+import { link, page } from '../layout.ts';
+import { rememberLoginName } from '../store.ts';
+
+interface Account {
+  session: UserSession;
+  user: User;
+}
+
+/** The browser's sessions of users who may still sign in, most recently used first. */
+async function accountsOf(gh: Gatehouse, request: AuthRequest): Promise<Account[]> {
+  const accounts: Account[] = [];
+  for (const session of await activeSessions(gh.db, gh.instanceId, request.browser)) {
+    const user = await gh.directory.user(session.userId);
+    if (user && user.kind === 'human' && user.state === 'active') accounts.push({ session, user });
+  }
+  return accounts;
+}
+
+function displayName(user: User): string {
+  const names = [user.givenName, user.familyName].filter((n): n is string => !!n).join(' ');
+  return user.displayName || names || user.userName;
+}
+
+/** Whether the request's prompt or max_age demands that the user authenticates again. */
+export function needsFreshLogin(request: AuthRequest, session: UserSession, now = Date.now()): boolean {
+  if (request.prompt.includes('login')) return true;
+  return request.maxAge !== undefined && now - session.authTime.getTime() > request.maxAge * 1000;
+}
+
+function render(res: Response, step: Step, status: number, accounts: Account[], alert?: string): void {
+  const { m, request } = step;
+  const items = accounts.map(({ session, user }) => {
+    const name = displayName(user);
+    return html`<li><button type="submit" class="account" name="sessionID" value="${session.id}">
+<span class="avatar" aria-hidden="true">${[...name][0]?.toUpperCase() ?? '?'}</span>
+<span class="who"><span class="name">${name}</span><span class="login">${user.loginName}</span></span>
+</button></li>`;
+  });
+  const body = html`<p>${m.accountsIntro}</p>
+<form method="post" action="${stepAction('accounts')}">
+${stepFields(step)}
+<ul class="accounts">
+${items}
+</ul>
+</form>
+<nav class="links">
+${link(stepPath('login', request.id), m.useAnotherAccount)}
+</nav>`;
+  sendStep(res, step, status, page({ m, title: m.accountsTitle, alert, body }));
+}
+
+export function accountsStep(gh: Gatehouse) {
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const step = await openStep(gh, req, res);
+      if (!step) return;
+      const accounts = await accountsOf(gh, step.request);
+      if (accounts.length === 0) return goToStep(gh, res, 'login', step.request.id);
+      render(res, step, 200, accounts);
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const step = await submitStep(gh, req, res);
+      if (!step) return;
+      const { request } = step;
+      const accounts = await accountsOf(gh, request);
+      const chosen = accounts.find((a) => a.session.id === step.form.get('sessionID'));
+      if (!chosen) {
+        if (accounts.length === 0) return goToStep(gh, res, 'login', request.id);
+        return render(res, step, 400, accounts, step.m.sessionGone);
+      }
+      if (needsFreshLogin(request, chosen.session)) {
+        await rememberLoginName(gh.db, request.id, chosen.user.loginName, chosen.user.id);
+        return goToStep(gh, res, 'password', request.id);
+      }
+      await finishWithSession(gh, res, request, chosen.session);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+/**
+ * The logged-out page (seed §4.9): shown after end session when there is nowhere to redirect.
+ * Not bound to an authorization request; the language comes from `ui_locales` (OpenID Connect
+ * RP-Initiated Logout §2) or Accept-Language.
+ */
+import type { Request, Response } from 'express';
+import { parseParams } from '../../oauth/form.ts';
+import { html } from '../html.ts';
+import { page } from '../layout.ts';
+import { negotiateLocale } from '../locale.ts';
+import { messagesFor } from '../messages.ts';
+import { sendPage } from '../respond.ts';
+
+export function renderLoggedOutPage(res: Response, options: { locales?: string[]; acceptLanguage?: string | undefined } = {}): void {
+  const m = messagesFor(negotiateLocale(options.locales, options.acceptLanguage));
+  sendPage(res, 200, page({ m, title: m.loggedOutTitle, body: html`<p>${m.loggedOutText}</p>` }));
+}
+
+export function loggedOutStep(req: Request, res: Response): void {
+  const q = req.originalUrl.indexOf('?');
+  const params = parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
+  renderLoggedOutPage(res, { locales, acceptLanguage: req.headers['accept-language'] });
+}

@@ -1,0 +1,66 @@
+/**
+ * Step 2, the password (SPEC §7). Wrong password and unknown login name: the same page, byte for
+ * byte, after the same work (see password-check.ts). The lockout message is the only other answer.
+ *
+ * The one-time-password step plugs in where marked below: once a user has a ready OTP factor, a
+ * valid password leads to /ui/login/otp instead of finishing the sign-in.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { finishWithAuthentication } from '../finish.ts';
+import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { html } from '../html.ts';
+import { button, field, link, page } from '../layout.ts';
+import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
+import { checkPassword } from '../password-check.ts';
+import { passwordAttempt, rememberedLoginName } from '../store.ts';
+
+function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
+  const { m, request } = step;
+  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+<form method="post" action="${stepAction('password')}">
+${stepFields(step)}
+<input type="text" name="username" value="${loginName}" autocomplete="username" hidden>
+${field({ name: 'password', label: m.password, type: 'password', autocomplete: 'current-password', error: problem?.field, autofocus: true, maxLength: PASSWORD_MAX_LENGTH })}
+${button(m.signIn)}
+</form>
+<nav class="links">
+${link(stepPath('login', request.id), m.useAnotherAccount)}
+</nav>`;
+  sendStep(res, step, status, page({ m, title: m.passwordTitle, alert: problem?.alert, body }));
+}
+
+function minutesUntil(until: Date, now = Date.now()): number {
+  return Math.max(1, Math.ceil((until.getTime() - now) / 60_000));
+}
+
+export function passwordStep(gh: Gatehouse) {
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const step = await openStep(gh, req, res);
+      if (!step) return;
+      const loginName = await rememberedLoginName(gh.db, step.request.id);
+      if (loginName === undefined) return goToStep(gh, res, 'login', step.request.id);
+      render(res, step, 200, loginName);
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const step = await submitStep(gh, req, res);
+      if (!step) return;
+      const { m, request } = step;
+      const { loginName, user } = await passwordAttempt(gh.db, request.id);
+      if (loginName === undefined) return goToStep(gh, res, 'login', request.id);
+      const password = step.form.get('password') ?? '';
+      if (password === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
+      if ([...password].length > PASSWORD_MAX_LENGTH) return render(res, step, 400, loginName, { alert: m.invalidCredentials });
+
+      const check = await checkPassword(gh, request.id, user, password);
+      if (check.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until)) });
+      if (check.kind === 'invalid') return render(res, step, 400, loginName, { alert: m.invalidCredentials });
+      // OTP hook: when the user has a verified OTP factor, mark the password as checked
+      // (auth_requests.password_checked_at) and goToStep(gh, res, 'otp', request.id) here instead;
+      // the OTP step then finishes with amr ['pwd', 'otp', 'mfa'].
+      await finishWithAuthentication(gh, res, request, check.userId, ['pwd']);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Registration (prompt=create): user name, email, given and family name, password and its
+ * confirmation, under a password policy stated on the page. A new user continues the sign-in at
+ * once, authenticated by the password just chosen (amr pwd).
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { showErrorPage } from '../error-page.ts';
+import { finishWithAuthentication } from '../finish.ts';
+import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { html } from '../html.ts';
+import { button, field, link, page } from '../layout.ts';
+import type { Messages } from '../messages.ts';
+import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../password-policy.ts';
+import { registerHuman } from '../registration.ts';
+
+type FieldName = 'userName' | 'email' | 'givenName' | 'familyName' | 'password' | 'passwordConfirmation';
+type Values = Record<FieldName, string>;
+type Problems = Partial<Record<FieldName, string>>;
+
+const USER_NAME = /^[\p{L}\p{N}._@+-]{1,100}$/u;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_EMAIL = 254;
+const MAX_NAME = 200;
+
+function valuesOf(form: ReadonlyMap<string, string>): Values {
+  const text = (name: FieldName) => (form.get(name) ?? '').replace(/\p{Cc}/gu, '').trim();
+  return {
+    userName: text('userName'),
+    email: text('email'),
+    givenName: text('givenName'),
+    familyName: text('familyName'),
+    password: form.get('password') ?? '', // a password is taken exactly as typed
+    passwordConfirmation: form.get('passwordConfirmation') ?? '',
+  };
+}
+
+function validate(m: Messages, v: Values): Problems {
+  const problems: Problems = {};
+  const length = (s: string) => [...s].length;
+  if (v.userName === '') problems.userName = m.required;
+  else if (!USER_NAME.test(v.userName)) problems.userName = m.userNameInvalid;
+  if (v.email === '') problems.email = m.required;
+  else if (v.email.length > MAX_EMAIL || !EMAIL.test(v.email)) problems.email = m.emailInvalid;
+  for (const name of ['givenName', 'familyName'] as const) {
+    if (v[name] === '') problems[name] = m.required;
+    else if (length(v[name]) > MAX_NAME) problems[name] = m.tooLong;
+  }
+  const unmet = unmetRules(v.password);
+  if (v.password === '') problems.password = m.required;
+  else if (length(v.password) > PASSWORD_MAX_LENGTH) problems.password = m.tooLong;
+  else if (unmet.length > 0) problems.password = m.policyUnmet(unmet.map((rule) => m.policy[rule]));
+  if (v.passwordConfirmation === '') problems.passwordConfirmation = m.required;
+  else if (v.passwordConfirmation !== v.password) problems.passwordConfirmation = m.passwordMismatch;
+  return problems;
+}
+
+function render(res: Response, step: Step, status: number, v: Partial<Values>, problems: Problems = {}): void {
+  const { m, request } = step;
+  const policy = html`<p>${m.policyIntro}</p>
+<ul class="policy">${POLICY_RULES.map((rule) => html`<li>${m.policy[rule]}</li>`)}</ul>`;
+  const first = (Object.keys(problems) as FieldName[])[0];
+  const body = html`<form method="post" action="${stepAction('register')}">
+${stepFields(step)}
+${field({ name: 'userName', label: m.userName, value: v.userName, autocomplete: 'username', hint: m.userNameHint, error: problems.userName, autofocus: first === undefined || first === 'userName', maxLength: 100, verbatim: true })}
+${field({ name: 'email', label: m.email, type: 'email', value: v.email, autocomplete: 'email', error: problems.email, autofocus: first === 'email', maxLength: MAX_EMAIL, verbatim: true })}
+${field({ name: 'givenName', label: m.givenName, value: v.givenName, autocomplete: 'given-name', error: problems.givenName, autofocus: first === 'givenName', maxLength: MAX_NAME })}
+${field({ name: 'familyName', label: m.familyName, value: v.familyName, autocomplete: 'family-name', error: problems.familyName, autofocus: first === 'familyName', maxLength: MAX_NAME })}
+${field({ name: 'password', label: m.password, type: 'password', autocomplete: 'new-password', hint: policy, error: problems.password, autofocus: first === 'password', maxLength: PASSWORD_MAX_LENGTH })}
+${field({ name: 'passwordConfirmation', label: m.passwordConfirmation, type: 'password', autocomplete: 'new-password', error: problems.passwordConfirmation, autofocus: first === 'passwordConfirmation', maxLength: PASSWORD_MAX_LENGTH })}
+${button(m.createAccount)}
+</form>
+<nav class="links">
+${link(stepPath('login', request.id), m.haveAccount)}
+</nav>`;
+  sendStep(res, step, status, page({ m, title: m.registerTitle, alert: first ? m.fixFields : undefined, body }));
+}
+
+export function registerStep(gh: Gatehouse) {
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const step = await openStep(gh, req, res);
+      if (step) render(res, step, 200, {});
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const step = await submitStep(gh, req, res);
+      if (!step) return;
+      const { m, request } = step;
+      const values = valuesOf(step.form);
+      const problems = validate(m, values);
+      if (Object.keys(problems).length > 0) return render(res, step, 400, values, problems);
+
+      const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang });
+      if (result.kind === 'taken') return render(res, step, 400, values, { userName: m.userNameTaken });
+      if (result.kind === 'unavailable') {
+        return showErrorPage(res, m, { status: 403, error: 'access_denied', description: 'registration is not available', sentence: m.registrationUnavailable });
+      }
+      await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Answering an authenticated authorization request: a code (code flow) or tokens (implicit), sent to
+ * the client in the request's response mode, with `iss` (RFC 9207) and the unmodified `state`.
+ * Reached from /authorize when a session answers at once, and from the login UI via the callback.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
+import { browserHash, sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
+import { renderErrorPage } from '../login/error-page.ts';
+import { browserCookie } from './browser.ts';
+import { issueIdToken } from './id-token.ts';
+import { deliver } from './response-mode.ts';
+import { mintUserTokens } from './grants/user-tokens.ts';
+import { checkScopes } from './scopes.ts';
+
+export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Response, request: AuthRequest, session: UserSession): Promise<void> {
+  const base = { state: request.state, iss: gh.config.externalUrl };
+  const app = await gh.directory.application(gh.instanceId, request.clientId);
+  const user = await gh.directory.user(session.userId);
+  if (!app || !user || user.state !== 'active') {
+    await closeAuthRequest(gh.db, request.id);
+    deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'access_denied', error_description: 'the sign-in cannot be completed' });
+    return;
+  }
+  await touchSession(gh.db, session.id);
+
+  if (request.responseType === 'code') {
+    // The code carries the session; the token endpoint reads the rest from the request row.
+    await gh.db.updateTable('auth_requests').set({ user_id: user.id, session_id: session.id }).where('id', '=', request.id).execute();
+    const { code } = await issueCode(gh.db, request.id, gh.config.lifetimes.authCode);
+    deliver(res, request.redirectUri, request.responseMode, { code, ...base });
+    return;
+  }
+
+  // Implicit (OIDC Core §3.2.2.5): an ID token, and an access token for "id_token token".
+  await closeAuthRequest(gh.db, request.id);
+  const granted = await checkScopes(gh, request.scopes.filter((s) => s !== 'offline_access'));
+  if (request.responseType === 'id_token token') {
+    const minted = await mintUserTokens(gh, {
+      grant: 'implicit',
+      app,
+      user,
+      granted,
+      grantId: request.id,
+      sessionId: session.id,
+      authTime: session.authTime,
+      amr: session.amr,
+      nonce: request.nonce,
+    });
+    deliver(res, request.redirectUri, request.responseMode, {
+      ...base,
+      access_token: minted.access_token,
+      token_type: minted.token_type,
+      expires_in: String(minted.expires_in),
+      scope: minted.scope,
+      id_token: minted.id_token,
+    });
+    return;
+  }
+  const idToken = await issueIdToken(gh, {
+    user,
+    clientId: app.clientId,
+    scopes: granted.scopes,
+    authTime: session.authTime,
+    nonce: request.nonce,
+    amr: session.amr,
+    sessionId: session.id,
+    userinfoAssertion: app.idTokenUserinfoAssertion,
+  });
+  deliver(res, request.redirectUri, request.responseMode, { ...base, id_token: idToken });
+}
+
+/** GET /oauth/v2/authorize/callback?authRequestID=…: the login UI is done with a request. */
+export function authorizeCallback(gh: Gatehouse) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const id = typeof req.query['authRequestID'] === 'string' ? req.query['authRequestID'] : '';
+    const cookie = browserCookie(req);
+    const request = cookie ? await pendingAuthRequest(gh.db, id, browserHash(cookie)) : undefined;
+    const session = request?.sessionId ? await sessionById(gh.db, request.sessionId) : undefined;
+    if (!request || !session || session.userId !== request.userId) {
+      renderErrorPage(res, {
+        status: 400,
+        error: 'invalid_request',
+        description: 'the sign-in request is unknown, expired or was already used',
+        acceptLanguage: req.headers['accept-language'],
+      });
+      return;
+    }
+    await finishAuthorization(gh, req, res, request, session);
+  };
+}

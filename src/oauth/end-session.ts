@@ -1,0 +1,105 @@
+/**
+ * GET and POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0 §2–§3, seed §4.9, SPEC §6). Ends
+ * every session of the browser and revokes the tokens issued in them, then sends the browser to the
+ * client's registered post_logout_redirect_uri (with state), or to the logged-out page. Nothing is
+ * ended when the request is refused; refusals are shown on the error page, never redirected.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../context.ts';
+import { activeSessions, browserHash, endBrowserSessions } from '../domain/sessions.ts';
+import { renderErrorPage } from '../login/error-page.ts';
+import { browserCookie } from './browser.ts';
+import { InvalidRequest, OAuthError } from './errors.ts';
+import { optional, readQueryOrForm, type Params } from './form.ts';
+import { verifyIdTokenHint } from './id-token.ts';
+
+export const END_SESSION_PATH = '/oidc/v1/end_session';
+export const LOGGED_OUT_PATH = '/ui/login/logged-out';
+
+/** Revokes every token issued in these sessions: by id for JWTs and stored tokens alike, and the rows. */
+export async function revokeSessions(gh: Gatehouse, sessionIds: readonly string[], now = new Date()): Promise<void> {
+  if (sessionIds.length === 0) return;
+  const { accessToken, refreshAbsolute } = gh.config.lifetimes;
+  const until = new Date(now.getTime() + Math.max(accessToken, refreshAbsolute) * 1000);
+  await gh.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('revocations')
+      .values(sessionIds.map((id) => ({ id, kind: 'session', expires_at: until })))
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    await trx.updateTable('tokens').set({ revoked_at: now }).where('session_id', 'in', sessionIds).where('revoked_at', 'is', null).execute();
+  });
+}
+
+interface Logout {
+  /** Where to send the browser afterwards: a registered URI with state, or undefined. */
+  redirect: string | undefined;
+}
+
+/** Validates the request before anything is ended (RP-Initiated Logout §2, §3; seed §4.9 rules 1–2). */
+async function validate(gh: Gatehouse, params: Params, repeated: readonly string[]): Promise<Logout> {
+  if (repeated[0] !== undefined) throw new InvalidRequest(`${repeated[0]} is repeated`);
+  const hintToken = optional(params, 'id_token_hint');
+  const clientId = optional(params, 'client_id');
+  const redirectUri = optional(params, 'post_logout_redirect_uri');
+  const state = optional(params, 'state');
+
+  const hint = hintToken === undefined ? undefined : verifyIdTokenHint(gh, hintToken);
+  if (hintToken !== undefined && !hint) throw new InvalidRequest('id_token_hint is not a valid ID token of this issuer');
+  if (hint && clientId !== undefined && clientId !== hint.azp) throw new InvalidRequest('client_id does not match the id_token_hint');
+  if (redirectUri === undefined) return { redirect: undefined };
+
+  const owner = hint?.azp ?? clientId;
+  if (owner === undefined) throw new InvalidRequest('post_logout_redirect_uri needs client_id or id_token_hint');
+  const app = await gh.directory.application(gh.instanceId, owner);
+  if (!app || !app.postLogoutRedirectUris.includes(redirectUri)) {
+    throw new InvalidRequest('post_logout_redirect_uri is not registered for the client');
+  }
+  const target = new URL(redirectUri);
+  if (state !== undefined) target.searchParams.append('state', state);
+  return { redirect: target.href };
+}
+
+/** Ends the browser's sessions; their tokens are revoked first, so a failure leaves nothing half done. */
+async function endSessions(gh: Gatehouse, req: Request): Promise<void> {
+  const cookie = browserCookie(req);
+  if (!cookie) return;
+  const browser = browserHash(cookie);
+  const active = (await activeSessions(gh.db, gh.instanceId, browser)).map((s) => s.id);
+  await revokeSessions(gh, active);
+  const ended = await endBrowserSessions(gh.db, gh.instanceId, browser);
+  // a session that appeared in between
+  await revokeSessions(gh, ended.filter((id) => !active.includes(id)));
+}
+
+function loggedOutPage(gh: Gatehouse, params: Params): string {
+  const target = new URL(`${gh.config.externalUrl}${LOGGED_OUT_PATH}`);
+  const locales = optional(params, 'ui_locales');
+  if (locales !== undefined) target.searchParams.set('ui_locales', locales);
+  return target.href;
+}
+
+export function endSessionEndpoint(gh: Gatehouse) {
+  return async (req: Request, res: Response): Promise<void> => {
+    let params: Params = new Map();
+    let logout: Logout;
+    try {
+      const read = await readQueryOrForm(req, gh.config.maxBodyBytes);
+      params = read.params;
+      logout = await validate(gh, read.params, read.repeated);
+    } catch (error) {
+      if (!(error instanceof OAuthError) || error.status >= 500) throw error;
+      const locales = optional(params, 'ui_locales');
+      renderErrorPage(res, {
+        status: error.status,
+        error: error.error,
+        description: error.description,
+        ...(locales !== undefined ? { locales: locales.split(' ').filter(Boolean) } : {}),
+        acceptLanguage: req.headers['accept-language'],
+      });
+      return;
+    }
+    await endSessions(gh, req);
+    res.redirect(303, logout.redirect ?? loggedOutPage(gh, params));
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * grant_type=refresh_token (RFC 6749 §6, OIDC Core §12; seed §4.5, SPEC §6). Refresh tokens rotate on
+ * every use: the presented one is marked used under a row lock and a new one of the same family is
+ * issued in the same transaction. Presenting a used one again revokes the whole family (RFC 9700
+ * §4.14.2). `scope` may narrow the original grant for this access token, never widen it.
+ */
+import type { Gatehouse } from '../../context.ts';
+import { sha256 } from '../../domain/crypto.ts';
+import type { Application } from '../../domain/directory.ts';
+import type { TokenRow } from '../../store/schema.ts';
+import { InvalidGrant, InvalidScope } from '../errors.ts';
+import { optional, parseScope, required } from '../form.ts';
+import { checkScopes } from '../scopes.ts';
+import type { Grant, GrantContext, TokenResponse } from './grant.ts';
+import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken } from './user-tokens.ts';
+
+export const refreshToken: Grant = {
+  grantType: 'refresh_token',
+  parameters: ['refresh_token', 'scope'],
+  clientAuth: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+  machines: false,
+  handle,
+};
+
+async function reuseDetected(gh: Gatehouse, row: TokenRow): Promise<never> {
+  await revokeFamily(gh, row.grant_id ?? row.id, row.absolute_expires_at ?? row.expires_at);
+  throw new InvalidGrant('refresh token was already used; its family is revoked');
+}
+
+/** The stored refresh token, issued to this client and still usable. */
+async function findRefreshToken(gh: Gatehouse, token: string, app: Application, now: Date): Promise<TokenRow> {
+  const row = await gh.db
+    .selectFrom('tokens')
+    .selectAll()
+    .where('token_hash', '=', sha256(token))
+    .where('kind', '=', 'refresh')
+    .executeTakeFirst();
+  if (!row || row.instance_id !== gh.instanceId) throw new InvalidGrant('refresh token is unknown');
+  if (row.client_id !== app.clientId) throw new InvalidGrant('refresh token was issued to another client');
+  if (row.used_at) return reuseDetected(gh, row);
+  if (row.revoked_at) throw new InvalidGrant('refresh token is revoked');
+  if (row.expires_at <= now || (row.absolute_expires_at && row.absolute_expires_at <= now)) throw new InvalidGrant('refresh token has expired');
+  return row;
+}
+
+/** RFC 6749 §6: the requested scope must not include any scope not originally granted. */
+function narrowScopes(original: readonly string[], requested: string[] | undefined): string[] {
+  if (requested === undefined) return [...original];
+  const extra = requested.find((s) => !original.includes(s));
+  if (extra !== undefined) throw new InvalidScope(`scope ${extra} was not granted originally`);
+  return requested;
+}
+
+type Rotation = { kind: 'rotated'; token: string } | { kind: 'reused' } | { kind: 'revoked' };
+
+/** Marks the token used and stores its successor, in one transaction under a row lock. */
+async function rotate(gh: Gatehouse, row: TokenRow, now: Date): Promise<Rotation> {
+  return gh.db.transaction().execute(async (trx): Promise<Rotation> => {
+    const current = await trx.selectFrom('tokens').select(['used_at', 'revoked_at']).where('id', '=', row.id).forUpdate().executeTakeFirst();
+    if (!current || current.revoked_at) return { kind: 'revoked' };
+    if (current.used_at) return { kind: 'reused' };
+    await trx.updateTable('tokens').set({ used_at: now }).where('id', '=', row.id).execute();
+    return { kind: 'rotated', token: await storeRefreshToken(gh, trx, familyOf(row), now) };
+  });
+}
+
+async function handle({ gh, params, client }: GrantContext): Promise<TokenResponse> {
+  // parse
+  const token = required(params, 'refresh_token');
+  const scope = optional(params, 'scope');
+  const requested = scope === undefined ? undefined : parseScope(scope);
+  const app = applicationOf(client, 'refresh_token');
+  // validate
+  const now = new Date();
+  const row = await findRefreshToken(gh, token, app, now);
+  const family = familyOf(row);
+  const granted = await checkScopes(gh, narrowScopes(family.scopes, requested));
+  const user = await activeUser(gh, family.subject);
+  await activeSession(gh, family.sessionId, user.id);
+  // issue
+  const rotation = await rotate(gh, row, now);
+  if (rotation.kind === 'reused') return reuseDetected(gh, row);
+  if (rotation.kind === 'revoked') throw new InvalidGrant('refresh token is revoked');
+  return mintUserTokens(gh, {
+    grant: 'refresh_token',
+    app,
+    user,
+    granted,
+    grantId: family.grantId,
+    sessionId: family.sessionId,
+    authTime: family.authTime,
+    amr: family.amr,
+    refreshToken: rotation.token,
+  });
+}

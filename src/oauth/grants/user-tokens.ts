@@ -1,0 +1,167 @@
+/**
+ * What the user grants share (authorization_code, refresh_token): the checks that a user may still
+ * receive tokens, refresh tokens as stored rows, and minting the response (seed §4.5, SPEC §6).
+ *
+ * A refresh token is 256 random bits, stored as its SHA-256 in `tokens` (kind 'refresh'). Every token
+ * of one sign-in shares a family id (`grant_id`, the code's grant id): revoking the family revokes its
+ * refresh tokens and every access token minted from them. A refresh token lives for the idle lifetime
+ * from its own issue, never past the absolute lifetime counted from the family's start.
+ */
+import type { Gatehouse } from '../../context.ts';
+import { sha256 } from '../../domain/crypto.ts';
+import type { Application, User } from '../../domain/directory.ts';
+import { newId, randomToken } from '../../domain/ids.ts';
+import { sessionById } from '../../domain/sessions.ts';
+import type { DB } from '../../store/database.ts';
+import type { TokenRow } from '../../store/schema.ts';
+import type { AuthenticatedClient } from '../client-auth/index.ts';
+import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
+import { issueIdToken } from '../id-token.ts';
+import { audienceFor, type GrantedScopes } from '../scopes.ts';
+import { revokeGrant } from '../revoke.ts';
+import type { TokenResponse } from './grant.ts';
+
+export const OFFLINE_ACCESS = 'offline_access';
+
+/** The application that called: user grants are for applications, never machine users. */
+export function applicationOf(client: AuthenticatedClient | undefined, grantType: string): Application {
+  if (client?.kind !== 'app') throw new UnauthorizedClient(`${grantType} is only for applications`);
+  return client.app;
+}
+
+/** The user behind a grant, who must still exist in this instance and be active. */
+export async function activeUser(gh: Gatehouse, userId: string): Promise<User> {
+  const user = await gh.directory.user(userId);
+  if (!user || user.instanceId !== gh.instanceId) throw new InvalidGrant('the user of the grant no longer exists');
+  if (user.state !== 'active') throw new InvalidGrant('the user of the grant is not active');
+  return user;
+}
+
+/** The browser session a grant was made in, which must not have ended (end_session, SPEC §6). */
+export async function activeSession(gh: Gatehouse, sessionId: string | null | undefined, userId: string): Promise<void> {
+  if (!sessionId) return;
+  const session = await sessionById(gh.db, sessionId);
+  if (!session || session.userId !== userId) throw new InvalidGrant('the session of the grant has ended');
+}
+
+/** Revokes a family (a reused code or refresh token). The revocation outlives every token it covers. */
+export async function revokeFamily(gh: Gatehouse, grantId: string, lastExpiry?: Date | null): Promise<void> {
+  const { accessToken, refreshAbsolute } = gh.config.lifetimes;
+  const latest = lastExpiry ? lastExpiry.getTime() : Date.now() + refreshAbsolute * 1000;
+  await revokeGrant(gh, grantId, new Date(latest + accessToken * 1000));
+}
+
+/** What a refresh token carries from the sign-in that started its family. */
+export interface RefreshFamily {
+  grantId: string;
+  clientId: string;
+  subject: string;
+  sessionId: string | undefined;
+  /** The scopes of the original grant: a refresh may narrow them for one access token, never widen. */
+  scopes: string[];
+  audience: string[];
+  authTime: Date;
+  amr: string[];
+  /** The end of the family: absolute lifetime from its start. */
+  absoluteExpiresAt: Date;
+}
+
+/** The family of a stored refresh token row. */
+export function familyOf(row: TokenRow): RefreshFamily {
+  return {
+    grantId: row.grant_id ?? row.id,
+    clientId: row.client_id,
+    subject: row.subject,
+    sessionId: row.session_id ?? undefined,
+    scopes: row.scopes,
+    audience: row.audience,
+    authTime: row.auth_time ?? row.created_at,
+    amr: row.amr ?? [],
+    absoluteExpiresAt: row.absolute_expires_at ?? row.expires_at,
+  };
+}
+
+/** Stores a new refresh token of the family (`db` may be a transaction) and returns it. */
+export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFamily, now = new Date()): Promise<string> {
+  const token = randomToken(32);
+  const idle = now.getTime() + gh.config.lifetimes.refreshIdle * 1000;
+  await db
+    .insertInto('tokens')
+    .values({
+      id: newId(),
+      instance_id: gh.instanceId,
+      kind: 'refresh',
+      token_hash: sha256(token),
+      client_id: family.clientId,
+      subject: family.subject,
+      scopes: family.scopes,
+      audience: family.audience,
+      grant_id: family.grantId,
+      session_id: family.sessionId ?? null,
+      auth_time: family.authTime,
+      amr: family.amr,
+      created_at: now,
+      expires_at: new Date(Math.min(idle, family.absoluteExpiresAt.getTime())),
+      absolute_expires_at: family.absoluteExpiresAt,
+    })
+    .execute();
+  return token;
+}
+
+export interface UserTokenRequest {
+  /** Metrics label: the grant that mints. */
+  grant: string;
+  app: Application;
+  user: User;
+  /** The scopes of this access token, checked (checkScopes). */
+  granted: GrantedScopes;
+  grantId: string;
+  sessionId: string | undefined;
+  authTime: Date;
+  amr: string[];
+  nonce?: string | undefined;
+  /** A refresh token already stored for the response. */
+  refreshToken?: string | undefined;
+}
+
+/**
+ * The access token (the application's type, audience by scope, bound to the family and session),
+ * the ID token when openid was granted, and the response of seed §4.5.
+ */
+export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): Promise<TokenResponse> {
+  const { app, user, granted } = request;
+  const issued = await gh.tokens.issueAccessToken({
+    instanceId: gh.instanceId,
+    type: app.accessTokenType,
+    subject: user.id,
+    clientId: app.clientId,
+    scopes: granted.scopes,
+    audience: audienceFor(gh, app.clientId, app.projectId, granted),
+    grantId: request.grantId,
+    ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+    authTime: request.authTime,
+    amr: request.amr,
+  });
+  const response: TokenResponse = {
+    access_token: issued.token,
+    token_type: 'Bearer',
+    expires_in: issued.expiresIn,
+    scope: granted.scopes.join(' '),
+  };
+  if (granted.scopes.includes('openid')) {
+    response.id_token = await issueIdToken(gh, {
+      user,
+      clientId: app.clientId,
+      scopes: granted.scopes,
+      authTime: request.authTime,
+      nonce: request.nonce,
+      amr: request.amr,
+      sessionId: request.sessionId,
+      accessToken: issued.token,
+      userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
+    });
+  }
+  if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
+  gh.metrics.tokensIssued.inc({ grant: request.grant, type: app.accessTokenType });
+  return response;
+}
