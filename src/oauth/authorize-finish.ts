@@ -23,6 +23,12 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
     deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'access_denied', error_description: 'the sign-in cannot be completed' });
     return;
   }
+  if (request.hintUserId !== undefined && user.id !== request.hintUserId) {
+    // OIDC Core §3.1.2.1: the signed-in user must be the subject the id_token_hint names.
+    await closeAuthRequest(gh.db, request.id);
+    deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'login_required', error_description: 'the signed-in user is not the one named by id_token_hint' });
+    return;
+  }
   await touchSession(gh.db, session.id);
 
   if (request.responseType === 'code') {

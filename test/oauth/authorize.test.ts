@@ -207,3 +207,20 @@ describe('the login UI and single sign-on', () => {
     expect(response.headers.get('location')).toContain('/ui/login/login?authRequestID=');
   });
 });
+
+describe('id_token_hint', () => {
+  it('answers only for the hinted subject', async () => {
+    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
+    const cookie = randomBytes(32).toString('base64url');
+    await record(server.running.gh.db, { instanceId: server.running.gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });
+    const implicit = { client_id: 'shop-portal', redirect_uri: PORTAL_CALLBACK, response_type: 'id_token', scope: 'openid', nonce: 'n' };
+    const first = new URL((await authorize(implicit, cookie)).headers.get('location')!);
+    const idToken = new URLSearchParams(first.hash.slice(1)).get('id_token')!;
+    // the hint names alice, whose session this browser has: answered without interaction
+    const hinted = answer(await authorize({ ...web, prompt: 'none', id_token_hint: idToken }, cookie));
+    expect(hinted.get('code')).toEqual(expect.any(String));
+    // another browser without alice's session: login_required
+    const elsewhere = randomBytes(32).toString('base64url');
+    expect(answer(await authorize({ ...web, prompt: 'none', id_token_hint: idToken }, elsewhere)).get('error')).toBe('login_required');
+  });
+});
