@@ -12,6 +12,9 @@
  * JSON input (Connect and REST) rejects unknown fields with InvalidArgument instead of ignoring them
  * (ZITADEL ignores them): a misspelt or unsupported feature flag must not look as if it was set.
  * Binary protobuf keeps ignoring unknown fields, as the protobuf wire format requires.
+ *
+ * Input the libraries refuse before interceptors run (malformed JSON, oversized or undecompressable
+ * bodies, ...) is answered with our codes and messages: see input-errors.ts and parse-errors.ts.
  */
 import { createRegistry } from '@bufbuild/protobuf';
 import { Code, ConnectError, createConnectRouter, createContextValues } from '@connectrpc/connect';
@@ -31,7 +34,8 @@ import { createRestTranscoder } from '../transport/rest/transcoder.ts';
 import { authInterceptor } from './auth-interceptor.ts';
 import { errorInterceptor } from './errors.ts';
 import { createFeatureService } from './feature-service.ts';
-import { reclassifyParseError } from './parse-errors.ts';
+import { jsonInputOptions } from './input-errors.ts';
+import { rewriteInputErrors } from './parse-errors.ts';
 import { silentLogger, type ApiLogger } from './logger.ts';
 import { answerUnimplemented, isRpcRequest } from './unimplemented.ts';
 
@@ -65,7 +69,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     grpcWeb: true,
     readMaxBytes: deps.maxBodyBytes,
     acceptCompression: [compressionGzip, compressionBrotli],
-    jsonOptions: { ignoreUnknownFields: false },
+    jsonOptions: jsonInputOptions,
     // Outermost first: errors are normalized after authentication and the implementation ran.
     interceptors: [
       errorInterceptor(log),
@@ -92,7 +96,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
       return;
     }
     try {
-      const response = await reclassifyParseError(await handler(request));
+      const response = await rewriteInputErrors(await handler(request), handler.method.input.typeName);
       await universalResponseToNodeResponse(response, res);
     } catch (error) {
       if (ConnectError.from(error).code === Code.Aborted) return; // the client went away

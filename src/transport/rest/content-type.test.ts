@@ -1,4 +1,4 @@
-import { checkJsonContentType } from './content-type.ts';
+import { checkJsonContentType, isIdentityEncoding } from './content-type.ts';
 
 describe('checkJsonContentType', () => {
   it.each([
@@ -13,5 +13,21 @@ describe('checkJsonContentType', () => {
     [undefined, 'unsupported'],
   ])('%s → %s', (header, expected) => {
     expect(checkJsonContentType(header)).toBe(expected);
+  });
+});
+
+describe('isIdentityEncoding', () => {
+  it.each([
+    [undefined, true],
+    ['', true],
+    ['identity', true],
+    ['Identity', true],
+    ['identity, identity', true],
+    ['gzip', false],
+    ['br', false],
+    ['identity, gzip', false],
+    ['x-unknown', false],
+  ])('%j → %s', (header, expected) => {
+    expect(isIdentityEncoding(header)).toBe(expected);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Content types of transcoded REST calls: request bodies must be JSON in UTF-8; answers are JSON.
+ * Content types of transcoded REST calls: request bodies must be JSON in UTF-8, not content-coded;
+ * answers are JSON.
  */
 
 export const contentTypeJson = 'application/json';
@@ -16,4 +17,14 @@ export function checkJsonContentType(header: string | undefined): ContentTypeChe
     if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') return 'charset';
   }
   return 'json';
+}
+
+/**
+ * Whether a Content-Encoding header leaves the body as it is: absent, empty or only `identity`.
+ * REST bodies are not decoded, so anything else is refused (415, RFC 9110 §15.5.16) rather than
+ * read as plain JSON.
+ */
+export function isIdentityEncoding(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  return header.split(',').every((coding) => ['', 'identity'].includes(coding.trim().toLowerCase()));
 }

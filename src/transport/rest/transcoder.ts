@@ -14,7 +14,7 @@ import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import { apiError, publicError } from '../../api/errors.ts';
 import type { ApiLogger } from '../../api/logger.ts';
 import { BodyAbortedError, readBody } from './body.ts';
-import { checkJsonContentType, contentTypeJson } from './content-type.ts';
+import { checkJsonContentType, contentTypeJson, isIdentityEncoding } from './content-type.ts';
 import { restErrorBody } from './error-body.ts';
 import { invokeUnary } from './invoke.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from './node-types.ts';
@@ -64,6 +64,9 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
   }
 
   function parseJsonBody(req: NodeRequest, bytes: Uint8Array): JsonValue {
+    if (!isIdentityEncoding(req.headers['content-encoding'])) {
+      throw restError(Code.InvalidArgument, 'REST-ContentEncoding', 'content encoding is not supported', 415, { 'accept-encoding': 'identity' });
+    }
     const type = checkJsonContentType(req.headers['content-type']);
     if (type === 'unsupported') throw restError(Code.InvalidArgument, 'REST-ContentType', 'content type must be application/json', 415);
     if (type === 'charset') throw restError(Code.InvalidArgument, 'REST-Charset', 'request body must be UTF-8', 415);
@@ -109,7 +112,7 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
         }
         if (thrown instanceof RestInputError) {
           options.log.debug({ message: thrown.error.rawMessage, path }, 'rest request rejected');
-          sendError(req, res, thrown.error, thrown.status, {});
+          sendError(req, res, thrown.error, thrown.status, thrown.headers);
         } else if (thrown instanceof ConnectError) {
           options.log.debug({ message: thrown.rawMessage, path }, 'rest request rejected');
           sendError(req, res, thrown, undefined, {});
@@ -127,15 +130,17 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
 class RestInputError extends Error {
   readonly error: ConnectError;
   readonly status: number;
-  constructor(error: ConnectError, status: number) {
+  readonly headers: Record<string, string>;
+  constructor(error: ConnectError, status: number, headers: Record<string, string>) {
     super(error.rawMessage);
     this.error = error;
     this.status = status;
+    this.headers = headers;
   }
 }
 
-function restError(code: Code, id: string, message: string, status: number): RestInputError {
-  return new RestInputError(apiError(code, id, message), status);
+function restError(code: Code, id: string, message: string, status: number, headers: Record<string, string> = {}): RestInputError {
+  return new RestInputError(apiError(code, id, message), status, headers);
 }
 
 function send(req: NodeRequest, res: NodeResponse, status: number, body: string, headers: Record<string, string>): void {

@@ -1,0 +1,165 @@
+/**
+ * What a client sees when connect-es or protobuf-es refuse its input before any interceptor runs
+ * (JSON and binary decoding, size limits, decompression, envelopes, protocol headers): one table from
+ * the library's code and wording to a code and a fixed message of ours (SPEC §4, STYLE §4). The
+ * library's messages quote the client's bytes, name options (readMaxBytes) and sometimes use
+ * Internal for what is the client's fault; none of that reaches a client.
+ *
+ * Rules are tried in order; the first whose `from` codes and `pattern` match wins. A message no rule
+ * matches is left as it is (our own errors, and anything unexpected, which is already a static
+ * Internal). The patterns are pinned to the libraries' wording by test/api/input-errors.test.ts.
+ */
+import type { JsonReadOptions } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+
+export interface InputErrorRule {
+  /** The library's codes this rule applies to. */
+  from: readonly Code[];
+  /** Anchored pattern over the library's raw message. */
+  pattern: RegExp;
+  /** Only when the message's `type` group is the method's input message (not a nested one). */
+  inputOnly?: boolean;
+  code: Code;
+  /** Fixed, or built from groups the pattern restricts to digits. */
+  message: string | ((groups: Record<string, string>) => string);
+}
+
+// JSON values as protobuf-es formats them in "cannot decode message X from JSON: <value>".
+const FORMATTED_VALUE = String.raw`(?:null|object|string|true|false|Array\(\d+\)|-?Infinity|-?[\d.]+(?:e[+-]?\d+)?|"[^]*")`;
+
+export const INPUT_ERROR_RULES: readonly InputErrorRule[] = [
+  {
+    from: [Code.Internal],
+    pattern: /^parse binary: /,
+    code: Code.InvalidArgument,
+    message: 'request message is not valid protobuf binary',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode message [\w.]+ from JSON: key "[^]*" is unknown$/,
+    code: Code.InvalidArgument,
+    message: 'request message has an unknown field',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode (?:message [\w.]+ from JSON: duplicate object key "|field [\w.]+ from JSON: set multiple times$)/,
+    code: Code.InvalidArgument,
+    message: 'request message sets a field more than once',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode oneof [\w.]+ from JSON: /,
+    code: Code.InvalidArgument,
+    message: 'request message sets more than one field of a oneof',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode (?:message )?[\w.]+ from JSON: maximum recursion depth of \d+ reached$/,
+    code: Code.InvalidArgument,
+    message: 'request message is nested too deeply',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: new RegExp(String.raw`^cannot decode message (?<type>[\w.]+) from JSON: ${FORMATTED_VALUE}$`),
+    inputOnly: true,
+    code: Code.InvalidArgument,
+    message: 'request message must be a JSON object',
+  },
+  {
+    // What remains for the input message itself is JSON.parse's complaint about the syntax.
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode message (?<type>[\w.]+) from JSON: /,
+    inputOnly: true,
+    code: Code.InvalidArgument,
+    message: 'request message is not valid JSON',
+  },
+  {
+    // A field's value: wrong JSON type, out of range, unknown enum name, invalid well-known type.
+    from: [Code.InvalidArgument],
+    pattern: /^cannot decode /,
+    code: Code.InvalidArgument,
+    message: 'request message has a field with an invalid value',
+  },
+  {
+    // ResourceExhausted stays (Connect 429, gRPC 8, as grpc-go answers an oversized message).
+    from: [Code.ResourceExhausted],
+    pattern: /^message (?:size (?:\d+ )?)?is larger than configured readMaxBytes (?<limit>\d+)(?: after decompression)?$/,
+    code: Code.ResourceExhausted,
+    message: (groups) => `request message is larger than ${groups['limit']} bytes`,
+  },
+  {
+    // connect-node answers Internal unless it recognizes the zlib error code, which it cannot
+    // inside Jest's VM realm; a body that does not decompress is the client's fault either way.
+    from: [Code.Internal, Code.InvalidArgument],
+    pattern: /^decompression failed$/,
+    code: Code.InvalidArgument,
+    message: 'request message could not be decompressed',
+  },
+  {
+    // grpc-go answers Internal here as well; SPEC §4 keeps bad input out of the server error codes.
+    from: [Code.Internal],
+    pattern: /^received compressed envelope, but do not know how to decompress$/,
+    code: Code.InvalidArgument,
+    message: 'request message is flagged compressed, but the request names no encoding',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^protocol error: (?:incomplete envelope|promised \d+ bytes, received \d+)$/,
+    code: Code.InvalidArgument,
+    message: 'request body ends inside a message',
+  },
+  {
+    from: [Code.InvalidArgument],
+    pattern: /^protocol error: invalid (?:grpc|connect) timeout value: /,
+    code: Code.InvalidArgument,
+    message: 'request timeout is not valid',
+  },
+  {
+    from: [Code.Unimplemented],
+    pattern: /^unknown compression "[^]*": supported encodings are /,
+    code: Code.Unimplemented,
+    message: 'request compression is not supported',
+  },
+];
+
+export interface PublicInputError {
+  code: Code;
+  message: string;
+}
+
+/**
+ * Our code and message for a library's input error, or undefined when no rule matches.
+ * `inputType` is the type name of the method's input message.
+ */
+export function publicInputError(code: Code, message: string, inputType: string): PublicInputError | undefined {
+  for (const rule of INPUT_ERROR_RULES) {
+    if (!rule.from.includes(code)) continue;
+    const match = rule.pattern.exec(message);
+    if (match === null) continue;
+    const groups = match.groups ?? {};
+    if (rule.inputOnly === true && groups['type'] !== inputType) continue;
+    return { code: rule.code, message: typeof rule.message === 'string' ? rule.message : rule.message(groups) };
+  }
+  return undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The router's JSON read options. Unknown fields are InvalidArgument (see handler.ts), and a JSON
+ * request message must be UTF-8 (RFC 8259 §8.1): connect-es decodes it with a lenient TextDecoder
+ * by default (invalid bytes become U+FFFD, which protobuf-es's messages then quote). Its JSON
+ * serialization takes a `textDecoder`, which the router passes on although its type omits it.
+ */
+export const jsonInputOptions: Partial<JsonReadOptions> & { textDecoder: { decode(input?: Uint8Array): string } } = {
+  ignoreUnknownFields: false,
+  textDecoder: {
+    decode(input) {
+      try {
+        return utf8.decode(input);
+      } catch {
+        throw new ConnectError('request body is not valid UTF-8', Code.InvalidArgument);
+      }
+    },
+  },
+};
