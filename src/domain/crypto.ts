@@ -8,13 +8,35 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 /** argon2id with OWASP's second recommended setting (m=19 MiB, t=2, p=1). */
 const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
+/**
+ * At most two argon2 runs at a time: each holds 19 MiB, and running more in parallel on a server's
+ * few cores only adds memory (a burst of logins otherwise grew the process by ~100 MiB) and gives a
+ * flood of wrong passwords more to chew on. Further runs wait their turn.
+ */
+const MAX_CONCURRENT_ARGON2 = 2;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function limited<T>(work: () => Promise<T>): Promise<T> {
+  // A finishing run hands its slot straight to the next waiter, so the limit holds exactly.
+  if (running >= MAX_CONCURRENT_ARGON2) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 export function hashSecret(secret: string): Promise<string> {
-  return argon2Hash(secret, ARGON2);
+  return limited(() => argon2Hash(secret, ARGON2));
 }
 
 export async function verifySecret(hash: string, secret: string): Promise<boolean> {
   try {
-    return await argon2Verify(hash, secret);
+    return await limited(() => argon2Verify(hash, secret));
   } catch {
     return false; // a malformed stored hash never matches
   }
