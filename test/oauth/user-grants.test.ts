@@ -6,12 +6,11 @@
  */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { attachSession, createAuthRequest, issueCode } from '../../src/domain/auth-requests.ts';
 import { sha256 } from '../../src/domain/crypto.ts';
-import { randomToken } from '../../src/domain/ids.ts';
-import { browserHash, endBrowserSessions, newBrowserId, recordAuthentication } from '../../src/domain/sessions.ts';
+import { endBrowserSessions } from '../../src/domain/sessions.ts';
 import { cryptoKey, fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { signedInCode, type IssuedCode } from '../support/sign-in.ts';
 import { basic, postForm } from '../support/http.ts';
 
 const WEB_CALLBACK = 'http://localhost:3000/callback';
@@ -53,49 +52,12 @@ interface SignInOptions {
   codeAt?: Date;
 }
 
-interface SignedIn {
-  code: string;
-  state: string;
-  nonce: string;
-  verifier: string | undefined;
-  sessionId: string;
-  browser: string;
-  authTime: Date;
-  /** The authorization response as the browser brings it to the client. */
-  callback: URL;
-}
+type SignedIn = IssuedCode;
 
 /** Alice signs in with her password in a new browser; the request is answered with a code. */
-async function signIn(options: SignInOptions): Promise<SignedIn> {
-  const { db, instanceId } = server.running.gh;
-  const browser = browserHash(newBrowserId());
-  const state = randomToken(12);
-  const nonce = randomToken(12);
-  const verifier = options.pkce ? client.randomPKCECodeVerifier() : undefined;
-  const request = await createAuthRequest(db, {
-    instanceId,
-    browser,
-    clientId: options.clientId,
-    redirectUri: options.redirectUri,
-    responseType: 'code',
-    responseMode: 'query',
-    scopes: options.scopes,
-    state,
-    nonce,
-    codeChallenge: verifier ? await client.calculatePKCECodeChallenge(verifier) : undefined,
-    prompt: [],
-    maxAge: undefined,
-    loginHint: undefined,
-    hintUserId: undefined,
-    uiLocales: [],
-  });
+function signIn(options: SignInOptions): Promise<SignedIn> {
   const authTime = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
-  const session = await recordAuthentication(db, { instanceId, browser, userId: IDS.alice, amr: ['pwd'], at: authTime });
-  await attachSession(db, request.id, IDS.alice, session.id);
-  const { code } = await issueCode(db, request.id, server.config.lifetimes.authCode, options.codeAt);
-  const callback = new URL(options.redirectUri);
-  callback.search = new URLSearchParams({ code, state, iss: server.url }).toString();
-  return { code, state, nonce, verifier, sessionId: session.id, browser, authTime, callback };
+  return signedInCode(server, { ...options, userId: IDS.alice, authTime });
 }
 
 async function discover(clientId: string, auth: client.ClientAuth): Promise<client.Configuration> {

@@ -5,11 +5,10 @@
  * exchanged with openid-client.
  */
 import * as client from 'openid-client';
-import { attachSession, createAuthRequest, issueCode } from '../../src/domain/auth-requests.ts';
-import { randomToken } from '../../src/domain/ids.ts';
-import { activeSessions, browserHash, newBrowserId, recordAuthentication } from '../../src/domain/sessions.ts';
+import { activeSessions, browserHash, newBrowserId } from '../../src/domain/sessions.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { signedInCode } from '../support/sign-in.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 
 const WEB_CALLBACK = 'http://localhost:3000/callback';
@@ -54,37 +53,11 @@ const CLIENTS = {
 
 /** A user signs in in the browser to the client, and the client exchanges the code (openid-client). */
 async function signIn(browser: Browser, clientId: keyof typeof CLIENTS, scopes: string[], userId: string = IDS.alice) {
-  const { db, instanceId } = server.running.gh;
   const { redirectUri, auth } = CLIENTS[clientId];
-  const hash = browserHash(browser.cookie);
-  const state = randomToken(12);
-  const nonce = randomToken(12);
-  const verifier = client.randomPKCECodeVerifier();
-  const authRequest = await createAuthRequest(db, {
-    instanceId,
-    browser: hash,
-    clientId,
-    redirectUri,
-    responseType: 'code',
-    responseMode: 'query',
-    scopes,
-    state,
-    nonce,
-    codeChallenge: await client.calculatePKCECodeChallenge(verifier),
-    prompt: [],
-    maxAge: undefined,
-    loginHint: undefined,
-    hintUserId: undefined,
-    uiLocales: [],
-  });
-  const session = await recordAuthentication(db, { instanceId, browser: hash, userId, amr: ['pwd'] });
-  await attachSession(db, authRequest.id, userId, session.id);
-  const { code } = await issueCode(db, authRequest.id, server.config.lifetimes.authCode);
-  const callback = new URL(redirectUri);
-  callback.search = new URLSearchParams({ code, state, iss: server.url }).toString();
+  const { callback, state, nonce, verifier, sessionId } = await signedInCode(server, { clientId, redirectUri, scopes, userId, browserCookie: browser.cookie, pkce: true });
   const config = await client.discovery(new URL(server.url), clientId, undefined, auth(), { execute: [client.allowInsecureRequests] });
   const tokens = await client.authorizationCodeGrant(config, callback, { expectedState: state, expectedNonce: nonce, pkceCodeVerifier: verifier, idTokenExpected: true });
-  return { tokens, config, sessionId: session.id };
+  return { tokens, config, sessionId };
 }
 
 function userinfo(token: string, init: RequestInit = {}): Promise<Reply> {

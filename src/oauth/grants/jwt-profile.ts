@@ -10,9 +10,9 @@ import type { User } from '../../domain/directory.ts';
 import { candidateKeys } from '../client-auth/private-key-jwt.ts';
 import { InvalidGrant, InvalidRequest } from '../errors.ts';
 import { parseScope, required } from '../form.ts';
-import { issueIdToken } from '../id-token.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
+import { accessTokenResponse } from './token-response.ts';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -89,21 +89,11 @@ async function handle({ gh, params, endpointUrl }: GrantContext): Promise<TokenR
     scopes: granted.scopes,
     audience: audienceFor(gh, clientId, undefined, granted),
   });
-  const response: TokenResponse = {
-    access_token: issued.token,
-    token_type: 'Bearer',
-    expires_in: issued.expiresIn,
-    scope: granted.scopes.join(' '),
-  };
-  if (granted.scopes.includes('openid')) {
-    response.id_token = await issueIdToken(gh, {
-      user,
-      clientId,
-      scopes: granted.scopes,
-      authTime: new Date(issued.claims.iat * 1000),
-      accessToken: issued.token,
-    });
-  }
+  const response = await accessTokenResponse(gh, issued, granted.scopes, {
+    user,
+    clientId,
+    authTime: new Date(issued.claims.iat * 1000),
+  });
   gh.metrics.tokensIssued.inc({ grant: 'jwt_bearer', type: user.accessTokenType });
   return response;
 }

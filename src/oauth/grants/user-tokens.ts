@@ -16,10 +16,10 @@ import type { DB } from '../../store/database.ts';
 import type { TokenRow } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
-import { issueIdToken } from '../id-token.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
 import { revokeGrant } from '../revoke.ts';
 import type { TokenResponse } from './grant.ts';
+import { accessTokenResponse } from './token-response.ts';
 
 export const OFFLINE_ACCESS = 'offline_access';
 
@@ -142,25 +142,15 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     authTime: request.authTime,
     amr: request.amr,
   });
-  const response: TokenResponse = {
-    access_token: issued.token,
-    token_type: 'Bearer',
-    expires_in: issued.expiresIn,
-    scope: granted.scopes.join(' '),
-  };
-  if (granted.scopes.includes('openid')) {
-    response.id_token = await issueIdToken(gh, {
-      user,
-      clientId: app.clientId,
-      scopes: granted.scopes,
-      authTime: request.authTime,
-      nonce: request.nonce,
-      amr: request.amr,
-      sessionId: request.sessionId,
-      accessToken: issued.token,
-      userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
-    });
-  }
+  const response = await accessTokenResponse(gh, issued, granted.scopes, {
+    user,
+    clientId: app.clientId,
+    authTime: request.authTime,
+    nonce: request.nonce,
+    amr: request.amr,
+    sessionId: request.sessionId,
+    userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
+  });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
   gh.metrics.tokensIssued.inc({ grant: request.grant, type: app.accessTokenType });
   return response;
