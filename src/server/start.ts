@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createApiHandler } from '../api/handler.ts';
+import { registerServices } from '../api/services.ts';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
 import { bearerAuthenticator } from '../domain/authenticate.ts';
@@ -21,6 +22,7 @@ import { discoveryDocument } from '../oauth/discovery.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createApp } from './app.ts';
 import { listen, type Listener } from './listen.ts';
+import { createCors } from './cors.ts';
 import { createMetrics } from './metrics.ts';
 import { createLogger, requestIdFor, withRequestId } from './request-context.ts';
 import { routeLabel } from './routes.ts';
@@ -93,8 +95,9 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     maxBodyBytes: config.maxBodyBytes,
     authenticate: bearerAuthenticator(tokens, directory, instanceId),
     log,
-  });
+  }, (router) => registerServices(router, gh));
 
+  const cors = createCors(db, instanceId, config.externalUrl);
   const accessLog = log.isLevelEnabled('debug');
   /** Metrics and the access log (debug level) for one request; returns its request id. */
   const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
@@ -124,9 +127,10 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     tls: config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined,
     http1: (req, res) => {
       withRequestId(observe(req, res), () => {
-        api.handle(req, res).then((handled) => {
-          if (!handled) app(req, res);
-        }, failed(res));
+        const serve = () => api.handle(req, res).then((handled) => void (handled || app(req, res)));
+        // Same-origin and non-browser requests (no Origin header) skip CORS altogether.
+        const served = req.headers.origin === undefined ? serve() : cors.handle(req, res).then((answered) => (answered ? undefined : serve()));
+        served.catch(failed(res));
       });
     },
     http2: (req, res) => {
@@ -151,6 +155,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
       if (latest !== seen) {
         seen = latest;
         directory.clear();
+        cors.clear();
         await keys.refresh();
         discoveryJson = JSON.stringify(await discoveryDocument(gh));
       }
