@@ -17,7 +17,7 @@
  * bodies, ...) is answered with our codes and messages: see input-errors.ts and parse-errors.ts.
  */
 import { createRegistry } from '@bufbuild/protobuf';
-import { Code, ConnectError, createConnectRouter, createContextValues } from '@connectrpc/connect';
+import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import {
   compressionBrotli,
@@ -61,7 +61,12 @@ export interface ApiHandler {
   handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
 }
 
-export function createApiHandler(deps: ApiDeps): ApiHandler {
+/**
+ * `register` adds the services that need more of the running server than ApiDeps carries (the
+ * server passes them with the whole Gatehouse context); they get the same interceptors, protocols
+ * and REST routes as the FeatureService.
+ */
+export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRouter) => void): ApiHandler {
   const log = deps.log ?? silentLogger;
   const router = createConnectRouter({
     connect: true,
@@ -77,8 +82,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     ],
   });
   router.service(FeatureService, createFeatureService(deps));
-  // AuthService (OTP) and UserService (contact email) are registered by later issues; until then
-  // their procedures answer Unimplemented and they have no REST routes.
+  register?.(router);
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {
