@@ -43,8 +43,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenedDataba
         query_timeout: 10000,
         ...(options ? { options } : {}),
       });
-      // An idle client losing its server must not crash the process; the pool replaces it.
+      // A client losing its server must not crash the process: idle ones are replaced by the pool
+      // ('error' on the pool), and one checked out by kysely fails its query and is dropped on release
+      // ('error' on the client, which kysely does not listen to).
       created.on('error', () => {});
+      created.on('connect', (client) => client.on('error', () => {}));
       return new Kysely<Database>({ dialect: new PostgresDialect({ pool: created }) });
     };
     return { db: pool(10), relaxed: pool(4, '-c synchronous_commit=off'), embedded: false };
