@@ -20,7 +20,7 @@ import { formTargetOf, sendPage, seeOther } from './respond.ts';
 
 export const REQUEST_PARAM = 'authRequestID';
 
-export type StepName = 'login' | 'password' | 'accounts' | 'register';
+export type StepName = 'login' | 'password' | 'otp' | 'accounts' | 'register';
 
 export interface Step {
   request: AuthRequest;

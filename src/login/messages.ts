@@ -24,6 +24,11 @@ export interface Messages {
   signIn: string;
   invalidCredentials: string;
   locked: (minutes: number) => string;
+  // one-time password step
+  otpTitle: string;
+  otpIntro: string;
+  otpCode: string;
+  invalidOtp: string;
   // account selection
   accountsTitle: string;
   accountsIntro: string;
@@ -47,6 +52,16 @@ export interface Messages {
   // logged out
   loggedOutTitle: string;
   loggedOutText: string;
+  // email verification (the link of a code mail)
+  verifyEmailTitle: string;
+  verifyEmailIntro: string;
+  verifyEmailUserId: string;
+  verifyEmailCode: string;
+  verifyEmailSubmit: string;
+  verifyEmailInvalid: string;
+  verifyEmailExpired: string;
+  emailVerifiedTitle: string;
+  emailVerifiedText: string;
   // error page
   errorTitle: string;
   errorCode: string;
@@ -79,6 +94,10 @@ const en: Messages = {
   signIn: 'Sign in',
   invalidCredentials: 'The login name or password is incorrect.',
   locked: (minutes) => `Too many failed sign-in attempts: this account is locked. Try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+  otpTitle: 'Enter your one-time code',
+  otpIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
+  otpCode: 'One-time code',
+  invalidOtp: 'The code is incorrect or has expired.',
   accountsTitle: 'Choose an account',
   accountsIntro: 'Continue as one of the accounts signed in on this device, or use another one.',
   sessionGone: 'That account is no longer signed in. Please choose again.',
@@ -105,6 +124,15 @@ const en: Messages = {
   haveAccount: 'I already have an account',
   loggedOutTitle: 'You are signed out',
   loggedOutText: 'You have been signed out. You can close this window now.',
+  verifyEmailTitle: 'Verify your email address',
+  verifyEmailIntro: 'Enter the verification code from the email we sent you.',
+  verifyEmailUserId: 'User ID',
+  verifyEmailCode: 'Verification code',
+  verifyEmailSubmit: 'Verify',
+  verifyEmailInvalid: 'The code is incorrect or no longer valid. Check the code, or request a new one.',
+  verifyEmailExpired: 'The code has expired. Please request a new one.',
+  emailVerifiedTitle: 'Email address verified',
+  emailVerifiedText: 'Your email address is verified. You can close this window now.',
   errorTitle: 'Something went wrong',
   errorCode: 'Error code',
   errorDetails: 'Details',
@@ -149,6 +177,10 @@ const de: Messages = {
   signIn: 'Anmelden',
   invalidCredentials: 'Anmeldename oder Passwort ist falsch.',
   locked: (minutes) => `Zu viele fehlgeschlagene Anmeldeversuche: Dieses Konto ist gesperrt. Versuchen Sie es in ${minutes} ${minutes === 1 ? 'Minute' : 'Minuten'} erneut.`,
+  otpTitle: 'Einmalcode eingeben',
+  otpIntro: 'Öffnen Sie Ihre Authenticator-App und geben Sie den 6-stelligen Code ein, den sie für dieses Konto anzeigt.',
+  otpCode: 'Einmalcode',
+  invalidOtp: 'Der Code ist falsch oder abgelaufen.',
   accountsTitle: 'Konto auswählen',
   accountsIntro: 'Fahren Sie mit einem auf diesem Gerät angemeldeten Konto fort oder verwenden Sie ein anderes.',
   sessionGone: 'Dieses Konto ist nicht mehr angemeldet. Bitte wählen Sie erneut.',
@@ -175,6 +207,15 @@ const de: Messages = {
   haveAccount: 'Ich habe bereits ein Konto',
   loggedOutTitle: 'Sie sind abgemeldet',
   loggedOutText: 'Sie wurden abgemeldet. Sie können dieses Fenster jetzt schließen.',
+  verifyEmailTitle: 'E-Mail-Adresse bestätigen',
+  verifyEmailIntro: 'Geben Sie den Bestätigungscode aus der E-Mail ein, die wir Ihnen gesendet haben.',
+  verifyEmailUserId: 'Benutzer-ID',
+  verifyEmailCode: 'Bestätigungscode',
+  verifyEmailSubmit: 'Bestätigen',
+  verifyEmailInvalid: 'Der Code ist falsch oder nicht mehr gültig. Prüfen Sie den Code oder fordern Sie einen neuen an.',
+  verifyEmailExpired: 'Der Code ist abgelaufen. Bitte fordern Sie einen neuen an.',
+  emailVerifiedTitle: 'E-Mail-Adresse bestätigt',
+  emailVerifiedText: 'Ihre E-Mail-Adresse ist bestätigt. Sie können dieses Fenster jetzt schließen.',
   errorTitle: 'Etwas ist schiefgelaufen',
   errorCode: 'Fehlercode',
   errorDetails: 'Details',

@@ -13,8 +13,10 @@ import { messagesFor } from './messages.ts';
 import { accountsStep } from './steps/accounts.ts';
 import { loggedOutStep } from './steps/logged-out.ts';
 import { loginNameStep } from './steps/login-name.ts';
+import { otpStep } from './steps/otp.ts';
 import { passwordStep } from './steps/password.ts';
 import { registerStep } from './steps/register.ts';
+import { verifyEmailStep } from './steps/verify-email.ts';
 
 export { renderErrorPage } from './error-page.ts';
 export { renderLoggedOutPage } from './steps/logged-out.ts';
@@ -32,6 +34,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   const steps = {
     login: loginNameStep(gh),
     password: passwordStep(gh),
+    otp: otpStep(gh),
     accounts: accountsStep(gh),
     register: registerStep(gh),
   };
@@ -42,6 +45,11 @@ export function loginRouter(gh: Gatehouse): express.Router {
   }
   router.get('/logged-out', loggedOutStep);
   router.all('/logged-out', notAllowed('GET'));
+  // Not part of a sign-in: the target of the link in a code mail (no authRequestID).
+  const verifyEmail = verifyEmailStep(gh);
+  router.get('/verify-email', verifyEmail.show);
+  router.post('/verify-email', verifyEmail.submit);
+  router.all('/verify-email', notAllowed('GET, POST'));
   router.get('/assets/gatehouse.css', serveStylesheet);
 
   router.use((req: Request, res: Response) => {

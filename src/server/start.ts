@@ -18,6 +18,8 @@ import { Directory } from '../domain/directory.ts';
 import { latestSequence } from '../domain/events.ts';
 import { KeyStore } from '../domain/keys.ts';
 import { Tokens } from '../domain/tokens.ts';
+import { createSmtpTransport } from '../mail/smtp.ts';
+import { startMailWorker, type MailWorker } from '../mail/worker.ts';
 import { discoveryDocument } from '../oauth/discovery.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createApp } from './app.ts';
@@ -31,6 +33,8 @@ export interface Running {
   gh: Gatehouse;
   listener: Listener;
   url: string;
+  /** The outbox delivery worker (SPEC §8); `kick()` after queueing mail sends it without waiting for the next poll. */
+  mail: MailWorker;
   /** SIGTERM behaviour: stop accepting, finish in-flight requests (up to 10 s), stop workers, close the database. */
   stop(): Promise<void>;
 }
@@ -121,6 +125,8 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     res.end('{"code":13,"message":"internal error"}');
   };
 
+  // A malformed GATEHOUSE_SMTP_URL fails the start here, before anything listens.
+  const smtpTransport = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const listener = await listen({
     host: config.host,
     port: config.port,
@@ -179,15 +185,19 @@ export async function startServer({ config, log = createLogger(config.logLevel),
 
   const url = `${config.tlsCert ? 'https' : 'http'}://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listener.port}`;
   log.info({ port: listener.port, issuer: config.externalUrl }, 'gatehouse is listening');
+  const mail = startMailWorker(gh, { transport: smtpTransport });
 
   return {
     gh,
     listener,
     url,
+    mail,
     async stop() {
       clearInterval(poll);
       clearInterval(housekeeping);
       await listener.close(10_000);
+      // after the requests (which may queue mail), before the database: a send in progress finishes
+      await mail.stop();
       if (relaxed !== db) await relaxed.destroy();
       await db.destroy();
     },

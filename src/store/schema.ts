@@ -219,6 +219,46 @@ export interface AuthRequestsTable {
   /** Login UI: the login name as typed (2026_11_22_0003). */
   login_name: string | null;
   failed_passwords: Generated<number>;
+  /** Login UI: the user whose password was checked and who still owes an OTP code (2026_11_22_0004). */
+  otp_pending_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The authenticator-app (TOTP) factor of a user (2026_11_22_0004). */
+export interface OtpFactorsTable {
+  user_id: string;
+  /** The base32 secret, sealed with the master key (MasterKey.encrypt). */
+  secret: string;
+  state: 'unverified' | 'ready';
+  /** The last accepted 30-second time step (replay protection); bigint, read as a string. */
+  last_step: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+/** Contact email verification codes (2026_11_22_0005): one pending code per user. */
+export interface EmailCodesTable {
+  user_id: string;
+  /** sha256(salt + code), hex. */
+  code_hash: string;
+  salt: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  attempts: Generated<number>;
+}
+
+/** Mail waiting for delivery (2026_11_22_0005); the delivery worker owns the columns after insert. */
+export interface OutboxTable {
+  id: string;
+  instance_id: string;
+  recipient: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  created_at: Timestamp;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  sent_at: NullableTimestamp;
+  last_error: string | null;
 }
 
 export interface Database {
@@ -238,6 +278,9 @@ export interface Database {
   used_assertions: UsedAssertionsTable;
   user_sessions: UserSessionsTable;
   auth_requests: AuthRequestsTable;
+  otp_factors: OtpFactorsTable;
+  email_codes: EmailCodesTable;
+  outbox: OutboxTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -7,6 +7,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
+import { hasReadyOtp } from '../../domain/otp.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
@@ -14,6 +15,7 @@ import { button, field, link, page } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
 import { checkPassword } from '../password-check.ts';
 import { passwordAttempt, rememberedLoginName } from '../store.ts';
+import { awaitOtp } from './otp.ts';
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;
@@ -57,9 +59,11 @@ export function passwordStep(gh: Gatehouse) {
       const check = await checkPassword(gh, request.id, user, password);
       if (check.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until)) });
       if (check.kind === 'invalid') return render(res, step, 400, loginName, { alert: m.invalidCredentials });
-      // OTP hook: when the user has a verified OTP factor, mark the password as checked
-      // (auth_requests.password_checked_at) and goToStep(gh, res, 'otp', request.id) here instead;
-      // the OTP step then finishes with amr ['pwd', 'otp', 'mfa'].
+      // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts).
+      if (await hasReadyOtp(gh.db, check.userId)) {
+        await awaitOtp(gh.db, request.id, check.userId);
+        return goToStep(gh, res, 'otp', request.id);
+      }
       await finishWithAuthentication(gh, res, request, check.userId, ['pwd']);
     },
   };

@@ -3,9 +3,13 @@ import type { Migration } from 'kysely/migration';
 import * as identity from './2026_11_22_0001_identity.ts';
 import * as browserSignIn from './2026_11_22_0002_browser_sign_in.ts';
 import * as loginUi from './2026_11_22_0003_login_ui.ts';
+import * as otp from './2026_11_22_0004_otp.ts';
+import * as email from './2026_11_22_0005_email.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
   '2026_11_22_0002_browser_sign_in': browserSignIn,
   '2026_11_22_0003_login_ui': loginUi,
+  '2026_11_22_0004_otp': otp,
+  '2026_11_22_0005_email': email,
 };

@@ -1,0 +1,82 @@
+/**
+ * zitadel.auth.v1.AuthService: the caller's own authenticator-app factor (SPEC §3, seed 4.1).
+ * Every call acts on the authenticated user ("me"); the scope `openid` is checked by the auth
+ * interceptor. Machine users have no second factor (FailedPrecondition). A wrong verification code
+ * counts towards the user's lockout exactly like a wrong password in the login UI.
+ */
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { Code, type ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { AuthService } from '../../gen/zitadel/auth_pb.js';
+import type { ObjectDetailsSchema } from '../../gen/zitadel/object_pb.js';
+import type { Gatehouse } from '../context.ts';
+import type { ChangeDetails } from '../domain/events.ts';
+import { addOtpFactor, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
+import { countFailedAttempt } from '../login/password-check.ts';
+import { clearFailedPasswords } from '../login/store.ts';
+import { requirePrincipal } from './auth-interceptor.ts';
+import { apiError } from './errors.ts';
+
+export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService> {
+  async function humanCaller(ctx: HandlerContext): Promise<OtpUser> {
+    const principal = requirePrincipal(ctx);
+    if (principal.kind !== 'human') throw apiError(Code.FailedPrecondition, 'AUTH-OTP-Machine', 'machine users have no OTP factor');
+    const user = await gh.directory.user(principal.userId);
+    if (!user) throw apiError(Code.NotFound, 'AUTH-OTP-NoUser', 'user not found');
+    if (user.kind !== 'human') throw apiError(Code.FailedPrecondition, 'AUTH-OTP-Machine', 'machine users have no OTP factor');
+    return { id: user.id, orgId: user.orgId, loginName: user.loginName };
+  }
+
+  return {
+    async addMyAuthFactorOTP(_req, ctx) {
+      const user = await humanCaller(ctx);
+      const result = await addOtpFactor(gh, user);
+      if (result.kind === 'exists') throw apiError(Code.AlreadyExists, 'AUTH-OTP-Exists', 'an OTP factor is already set up');
+      const { url, secret, details } = result.otp;
+      return { url, secret, details: { ...toDetails(details), creationDate: timestampFromDate(details.creationDate) } };
+    },
+
+    async verifyMyAuthFactorOTP(req, ctx) {
+      const user = await humanCaller(ctx);
+      const now = new Date();
+      const result = await verifyOtpFactor(gh, user, req.code.trim(), now);
+      switch (result.kind) {
+        case 'verified':
+          await clearFailedPasswords(gh.db, user.id);
+          return { details: toDetails(result.details) };
+        case 'not_found':
+          throw apiError(Code.NotFound, 'AUTH-OTP-NotFound', 'no OTP factor to verify');
+        case 'already_ready':
+          throw apiError(Code.FailedPrecondition, 'AUTH-OTP-Ready', 'the OTP factor is already verified');
+        case 'locked':
+          throw lockedError(result.until, now);
+        case 'invalid': {
+          const refusal = await countFailedAttempt(gh, { user, factor: 'otp' }, now);
+          if (refusal.kind === 'locked') throw lockedError(refusal.until, now);
+          throw apiError(Code.InvalidArgument, 'AUTH-OTP-Invalid', 'the code is invalid');
+        }
+      }
+    },
+
+    async removeMyAuthFactorOTP(_req, ctx) {
+      const user = await humanCaller(ctx);
+      const result = await removeOtpFactor(gh, user);
+      if (result.kind === 'not_found') throw apiError(Code.NotFound, 'AUTH-OTP-NotFound', 'no OTP factor to remove');
+      return { details: toDetails(result.details) };
+    },
+  };
+}
+
+/** Too many wrong codes or passwords: the user is locked (SPEC §7), so no code is checked. */
+function lockedError(until: Date, now: Date): ConnectError {
+  const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
+  return apiError(Code.ResourceExhausted, 'AUTH-OTP-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
+}
+
+function toDetails(details: ChangeDetails): MessageInitShape<typeof ObjectDetailsSchema> {
+  return {
+    sequence: BigInt(details.sequence),
+    changeDate: timestampFromDate(details.changeDate),
+    resourceOwner: details.resourceOwner,
+  };
+}

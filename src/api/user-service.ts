@@ -1,0 +1,202 @@
+/**
+ * zitadel.user.v3alpha.UserService: the contact email calls (SPEC §3, seed 4.2). Scopes (openid and
+ * the API audience) are checked by the auth interceptor; this file checks permissions:
+ *
+ * - The user itself, ORG_OWNER of the user's org, or IAM_OWNER may act; anyone else gets
+ *   PermissionDenied. `SetContactEmail` with `isVerified` needs ORG_OWNER or IAM_OWNER (a user
+ *   cannot vouch for its own address).
+ * - An unknown user id is NotFound only for IAM_OWNER (the only caller who may see every org) and
+ *   for a caller whose own id it is; everyone else gets the same PermissionDenied as for a known
+ *   user they may not act on, so the answer does not tell which ids exist.
+ * - Machine users have no contact email: FailedPrecondition. No email set, or already verified
+ *   (resend): FailedPrecondition. Invalid URL template or email address: InvalidArgument.
+ * - Verify: a wrong code (or one void after too many tries) is InvalidArgument; an expired code or
+ *   no pending code is FailedPrecondition.
+ *
+ * - The request itself (address, URL template) is validated before the user is looked up: that
+ *   answer depends on the request only, so it reveals nothing about the user.
+ *
+ * Every response carries `details` of the event the call appended (resource owner: the user's org).
+ */
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { Code, type ServiceImpl } from '@connectrpc/connect';
+import type { DetailsSchema } from '../../gen/zitadel/object/v2beta/object_pb.js';
+import type { SendEmailVerificationCode } from '../../gen/zitadel/user/v3alpha/communication_pb.js';
+import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
+import type { Gatehouse } from '../context.ts';
+import {
+  defaultVerifyEmailTemplate,
+  issueEmailCode,
+  verifyEmailCodeWithDetails,
+  type CodeDelivery,
+  type EmailCodeUser,
+} from '../domain/email-codes.ts';
+import { appendEvent, type ChangeDetails } from '../domain/events.ts';
+import { hasRole, type Principal } from '../domain/principal.ts';
+import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
+import type { DB } from '../store/database.ts';
+import { requirePrincipal } from './auth-interceptor.ts';
+import { apiError } from './errors.ts';
+
+/** Longest accepted email address (RFC 5321 path limit minus the angle brackets). */
+export const MAX_EMAIL_LENGTH = 254;
+
+const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** A simple RFC 5321-style check: dot-atom local part (≤ 64) @ a domain of ≥ 2 DNS labels, ≤ 254 in all. */
+export function isValidEmail(address: string): boolean {
+  if (address.length > MAX_EMAIL_LENGTH) return false;
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return false;
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1);
+  if (local.length > 64 || !LOCAL.test(local)) return false;
+  const labels = domain.split('.');
+  return labels.length >= 2 && labels.every((label) => LABEL.test(label)) && !/^\d+$/.test(labels[labels.length - 1] ?? '');
+}
+
+interface TargetUser extends EmailCodeUser {
+  kind: 'human' | 'machine';
+  emailVerified: boolean;
+  rawEmail: string | null;
+}
+
+export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService> {
+  /** Loads (and locks) the user the call names, after the permission check. */
+  async function target(db: DB, principal: Principal, userId: string): Promise<TargetUser> {
+    const row = userId === ''
+      ? undefined
+      : await db
+          .selectFrom('users')
+          .select(['id', 'instance_id', 'org_id', 'kind', 'email', 'email_verified', 'preferred_language', 'display_name', 'given_name'])
+          .where('id', '=', userId)
+          .where('instance_id', '=', gh.instanceId)
+          .forUpdate()
+          .executeTakeFirst();
+    if (row === undefined) {
+      if (hasRole(principal, 'IAM_OWNER') || principal.userId === userId) throw apiError(Code.NotFound, 'USER-NotFound', 'user not found');
+      throw permissionDenied();
+    }
+    const allowed = principal.userId === row.id || hasRole(principal, 'IAM_OWNER') || hasRole(principal, 'ORG_OWNER', row.org_id);
+    if (!allowed) throw permissionDenied();
+    if (row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-Machine', 'machine users have no contact email');
+    return {
+      id: row.id,
+      instanceId: row.instance_id,
+      orgId: row.org_id,
+      kind: row.kind,
+      email: row.email ?? '',
+      rawEmail: row.email,
+      emailVerified: row.email_verified,
+      preferredLanguage: row.preferred_language,
+      name: row.display_name ?? row.given_name,
+    };
+  }
+
+  function delivery(send: SendEmailVerificationCode | undefined, returnCode: boolean): CodeDelivery {
+    if (returnCode) return { kind: 'return' };
+    const urlTemplate = send?.urlTemplate ?? defaultVerifyEmailTemplate(gh.config.externalUrl);
+    try {
+      parseUrlTemplate(urlTemplate);
+    } catch (error) {
+      throw asTemplateError(error);
+    }
+    return { kind: 'send', urlTemplate };
+  }
+
+  async function issue(db: DB, user: TargetUser, how: CodeDelivery, creator: string) {
+    try {
+      return await issueEmailCode(db, user, how, creator);
+    } catch (error) {
+      throw asTemplateError(error);
+    }
+  }
+
+  return {
+    async resendContactEmailCode(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      const how = delivery(req.verification.case === 'sendCode' ? req.verification.value : undefined, req.verification.case === 'returnCode');
+      const issued = await gh.db.transaction().execute(async (trx) => {
+        const user = await target(trx, principal, req.userId);
+        if (user.rawEmail === null || user.rawEmail === '') throw apiError(Code.FailedPrecondition, 'EMAIL-NoEmail', 'the user has no contact email');
+        if (user.emailVerified) throw apiError(Code.FailedPrecondition, 'EMAIL-AlreadyVerified', 'the contact email is already verified');
+        return issue(trx, user, how, principal.userId);
+      });
+      return { details: toDetails(issued.details), ...(issued.code !== undefined ? { verificationCode: issued.code } : {}) };
+    },
+
+    async setContactEmail(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      const email = req.email;
+      if (email === undefined) throw apiError(Code.InvalidArgument, 'EMAIL-Missing', 'email is required');
+      const address = email.address.trim();
+      if (!isValidEmail(address)) throw apiError(Code.InvalidArgument, 'EMAIL-Invalid', 'email address is invalid');
+      const verified = email.verification.case === 'isVerified' && email.verification.value;
+      const how = verified ? undefined : delivery(email.verification.case === 'sendCode' ? email.verification.value : undefined, email.verification.case === 'returnCode');
+      const result = await gh.db.transaction().execute(async (trx) => {
+        const user = await target(trx, principal, req.userId);
+        if (verified && !hasRole(principal, 'IAM_OWNER') && !hasRole(principal, 'ORG_OWNER', user.orgId)) {
+          throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'setting a verified email needs ORG_OWNER or IAM_OWNER');
+        }
+        await trx.updateTable('users').set({ email: address, email_verified: verified, changed_at: new Date() }).where('id', '=', user.id).execute();
+        await appendEvent(trx, {
+          instanceId: user.instanceId,
+          aggregateType: 'user',
+          aggregateId: user.id,
+          resourceOwner: user.orgId,
+          type: 'user.human.email.changed',
+          creator: principal.userId,
+          payload: { email: address },
+        });
+        if (how === undefined) {
+          await trx.deleteFrom('email_codes').where('user_id', '=', user.id).execute();
+          const details = await appendEvent(trx, {
+            instanceId: user.instanceId,
+            aggregateType: 'user',
+            aggregateId: user.id,
+            resourceOwner: user.orgId,
+            type: 'user.human.email.verified',
+            creator: principal.userId,
+            payload: { email: address },
+          });
+          return { details } as { details: ChangeDetails; code?: string };
+        }
+        return issue(trx, { ...user, email: address }, how, principal.userId);
+      });
+      gh.directory.clear();
+      return { details: toDetails(result.details), ...(result.code !== undefined ? { verificationCode: result.code } : {}) };
+    },
+
+    async verifyContactEmail(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      await gh.db.transaction().execute((trx) => target(trx, principal, req.userId));
+      if (req.verificationCode.trim() === '') throw apiError(Code.InvalidArgument, 'EMAIL-CodeMissing', 'verification code is required');
+      const outcome = await verifyEmailCodeWithDetails(gh, req.userId, req.verificationCode, { creator: principal.userId });
+      switch (outcome.result) {
+        case 'verified':
+          if (outcome.details === undefined) throw new Error('verified without details');
+          return { details: toDetails(outcome.details) };
+        case 'invalid':
+          throw apiError(Code.InvalidArgument, 'EMAIL-CodeInvalid', 'verification code is invalid');
+        case 'expired':
+          throw apiError(Code.FailedPrecondition, 'EMAIL-CodeExpired', 'verification code has expired');
+        case 'not_pending':
+          throw apiError(Code.FailedPrecondition, 'EMAIL-NoCode', 'no verification code is pending');
+      }
+    },
+  };
+}
+
+function permissionDenied() {
+  return apiError(Code.PermissionDenied, 'USER-Permission', 'no permission for this user');
+}
+
+function asTemplateError(error: unknown): unknown {
+  return error instanceof TemplateError ? apiError(Code.InvalidArgument, 'EMAIL-Template', error.message) : error;
+}
+
+function toDetails(details: ChangeDetails): MessageInitShape<typeof DetailsSchema> {
+  return { sequence: BigInt(details.sequence), changeDate: timestampFromDate(details.changeDate), resourceOwner: details.resourceOwner };
+}

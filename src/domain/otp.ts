@@ -1,0 +1,175 @@
+/**
+ * The authenticator-app factor (SPEC §3, seed 4.1): one TOTP factor per user (RFC 6238: SHA-1,
+ * 6 digits, 30-second steps), added unverified, made ready by a first valid code, then asked for by
+ * the login UI after the password. The secret (20 random bytes, base32 without padding) is stored
+ * sealed with the master key. A code is accepted one step either side of now, and never for a step
+ * at or before the last accepted one, so an accepted code cannot be replayed.
+ *
+ * Counting wrong codes towards the lockout is the caller's part (login/password-check.ts), as it is
+ * for passwords; these functions only say whether a code was valid.
+ */
+import { HOTP, Secret } from 'otpauth';
+import type { Gatehouse } from '../context.ts';
+import type { DB } from '../store/database.ts';
+import { safeEqual } from './crypto.ts';
+import { appendEvent, type ChangeDetails } from './events.ts';
+
+export const OTP_PERIOD_SECONDS = 30;
+export const OTP_DIGITS = 6;
+/** Steps accepted either side of the current one. */
+export const OTP_WINDOW = 1;
+const SECRET_BYTES = 20;
+const CODE = /^\d{6}$/;
+
+/** The user an OTP change is for: a human user of the directory. */
+export interface OtpUser {
+  id: string;
+  orgId: string;
+  /** userName@primaryDomain */
+  loginName: string;
+}
+
+export interface AddedOtp {
+  url: string;
+  secret: string;
+  details: ChangeDetails & { creationDate: Date };
+}
+
+export type AddOtpResult = { kind: 'added'; otp: AddedOtp } | { kind: 'exists' };
+export type VerifyOtpResult =
+  | { kind: 'verified'; details: ChangeDetails }
+  | { kind: 'not_found' }
+  | { kind: 'already_ready' }
+  | { kind: 'locked'; until: Date }
+  | { kind: 'invalid' };
+export type RemoveOtpResult = { kind: 'removed'; details: ChangeDetails } | { kind: 'not_found' };
+
+/**
+ * `otpauth://totp/{issuer}:{loginName}?algorithm=SHA1&digits=6&issuer={issuer}&period=30&secret={secret}`
+ * (SPEC §3): query keys in this order, label parts and values URL-encoded.
+ */
+export function otpUrl(issuer: string, loginName: string, secret: string): string {
+  const e = encodeURIComponent;
+  return `otpauth://totp/${e(issuer)}:${e(loginName)}?algorithm=SHA1&digits=${OTP_DIGITS}&issuer=${e(issuer)}&period=${OTP_PERIOD_SECONDS}&secret=${e(secret)}`;
+}
+
+/** The 30-second time step of an instant. */
+export function otpStep(now: Date): number {
+  return Math.floor(now.getTime() / 1000 / OTP_PERIOD_SECONDS);
+}
+
+/**
+ * The step `code` was generated for, within the window around `now` and after `lastStep`; undefined
+ * when it matches none of them (wrong, expired or already used).
+ */
+function matchingStep(base32: string, code: string, now: Date, lastStep: number | null): number | undefined {
+  if (!CODE.test(code)) return undefined;
+  const secret = Secret.fromBase32(base32);
+  const current = otpStep(now);
+  let found: number | undefined;
+  for (let step = current - OTP_WINDOW; step <= current + OTP_WINDOW; step++) {
+    const expected = HOTP.generate({ secret, algorithm: 'SHA1', digits: OTP_DIGITS, counter: step });
+    // Every candidate is compared (no early exit), in constant time.
+    if (safeEqual(expected, code) && found === undefined && (lastStep === null || step > lastStep)) found = step;
+  }
+  return found;
+}
+
+function lastStepOf(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+/**
+ * Adds an unverified factor with a fresh secret, replacing an unverified one; `exists` when the
+ * user has a ready factor. The user row is locked for the transaction, so concurrent adds for one
+ * user run one after the other and leave exactly one factor.
+ */
+export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date()): Promise<AddOtpResult> {
+  const secret = new Secret({ size: SECRET_BYTES }).base32;
+  return gh.db.transaction().execute(async (trx) => {
+    await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().executeTakeFirstOrThrow();
+    const existing = await trx.selectFrom('otp_factors').select('state').where('user_id', '=', user.id).executeTakeFirst();
+    if (existing?.state === 'ready') return { kind: 'exists' } as const;
+    const sealed = gh.masterKey.encrypt(secret);
+    await trx
+      .insertInto('otp_factors')
+      .values({ user_id: user.id, secret: sealed, state: 'unverified', last_step: null, created_at: now, changed_at: now })
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet({ secret: sealed, state: 'unverified', last_step: null, created_at: now, changed_at: now }).where('otp_factors.state', '=', 'unverified'),
+      )
+      .execute();
+    const details = await appendEvent(trx, {
+      instanceId: gh.instanceId,
+      aggregateType: 'user',
+      aggregateId: user.id,
+      resourceOwner: user.orgId,
+      type: 'user.human.mfa.otp.added',
+      creator: user.id,
+    });
+    return { kind: 'added', otp: { url: otpUrl(gh.config.issuerName, user.loginName, secret), secret, details: { ...details, creationDate: details.changeDate } } } as const;
+  });
+}
+
+/**
+ * Makes the unverified factor ready with a valid code. `locked` while the user is locked out (wrong
+ * codes count towards it, see the caller); `invalid` for a wrong, expired or replayed code.
+ */
+export async function verifyOtpFactor(gh: Gatehouse, user: OtpUser, code: string, now = new Date()): Promise<VerifyOtpResult> {
+  return gh.db.transaction().execute(async (trx) => {
+    const account = await trx.selectFrom('users').select('locked_until').where('id', '=', user.id).forUpdate().executeTakeFirstOrThrow();
+    const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', user.id).executeTakeFirst();
+    if (!factor) return { kind: 'not_found' } as const;
+    if (factor.state === 'ready') return { kind: 'already_ready' } as const;
+    if (account.locked_until && account.locked_until > now) return { kind: 'locked', until: account.locked_until } as const;
+    const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
+    if (step === undefined) return { kind: 'invalid' } as const;
+    await trx.updateTable('otp_factors').set({ state: 'ready', last_step: step, changed_at: now }).where('user_id', '=', user.id).execute();
+    const details = await appendEvent(trx, {
+      instanceId: gh.instanceId,
+      aggregateType: 'user',
+      aggregateId: user.id,
+      resourceOwner: user.orgId,
+      type: 'user.human.mfa.otp.verified',
+      creator: user.id,
+    });
+    return { kind: 'verified', details } as const;
+  });
+}
+
+/** Removes the user's factor, ready or not. */
+export async function removeOtpFactor(gh: Gatehouse, user: OtpUser): Promise<RemoveOtpResult> {
+  return gh.db.transaction().execute(async (trx) => {
+    const removed = await trx.deleteFrom('otp_factors').where('user_id', '=', user.id).returning('user_id').executeTakeFirst();
+    if (!removed) return { kind: 'not_found' } as const;
+    const details = await appendEvent(trx, {
+      instanceId: gh.instanceId,
+      aggregateType: 'user',
+      aggregateId: user.id,
+      resourceOwner: user.orgId,
+      type: 'user.human.mfa.otp.removed',
+      creator: user.id,
+    });
+    return { kind: 'removed', details } as const;
+  });
+}
+
+/** Whether the user has a verified factor (the login UI then asks for a code after the password). */
+export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('otp_factors').select('user_id').where('user_id', '=', userId).where('state', '=', 'ready').executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Checks a code against the user's ready factor and, when it is valid, records its step so that it
+ * cannot be used again (the factor row is locked, so two concurrent uses of one code see each other).
+ */
+export async function checkOtpCode(gh: Gatehouse, userId: string, code: string, now = new Date()): Promise<'valid' | 'invalid'> {
+  return gh.db.transaction().execute(async (trx) => {
+    const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', userId).where('state', '=', 'ready').forUpdate().executeTakeFirst();
+    if (!factor) return 'invalid';
+    const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
+    if (step === undefined) return 'invalid';
+    await trx.updateTable('otp_factors').set({ last_step: step, changed_at: now }).where('user_id', '=', userId).execute();
+    return 'valid';
+  });
+}

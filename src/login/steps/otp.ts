@@ -1,0 +1,99 @@
+/**
+ * Step 3 for users with a verified authenticator-app factor (SPEC §7): after a valid password the
+ * password step records the user as owing a one-time code (`awaitOtp`) and sends the browser here;
+ * a valid code finishes the sign-in with amr ['pwd', 'otp', 'mfa']. Wrong codes count towards the
+ * same lockout as wrong passwords, with the same messages (password-check.ts).
+ *
+ * The pending mark names the user whose password was checked: naming another user in the login name
+ * step afterwards (which changes auth_requests.user_id) does not carry the checked password over.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { checkOtpCode } from '../../domain/otp.ts';
+import type { DB } from '../../store/database.ts';
+import { finishWithAuthentication } from '../finish.ts';
+import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { html } from '../html.ts';
+import { button, field, link, page } from '../layout.ts';
+import { countFailedAttempt } from '../password-check.ts';
+import { clearFailedPasswords } from '../store.ts';
+
+/** Longer than any code: a longer input is refused without checking. */
+const MAX_CODE_LENGTH = 16;
+
+/** The password of `userId` was valid; the request now waits for a one-time code. */
+export async function awaitOtp(db: DB, requestId: string, userId: string, now = new Date()): Promise<void> {
+  await db.updateTable('auth_requests').set({ password_checked_at: now, otp_pending_user_id: userId }).where('id', '=', requestId).execute();
+}
+
+interface Pending {
+  loginName: string;
+  user: { id: string; orgId: string; active: boolean; lockedUntil: Date | null };
+}
+
+/** The user who owes a code for this request, if the password step sent the browser here for them. */
+async function pendingOtp(db: DB, requestId: string): Promise<Pending | undefined> {
+  const row = await db
+    .selectFrom('auth_requests as r')
+    .innerJoin('users as u', 'u.id', 'r.otp_pending_user_id')
+    .select(['r.login_name', 'r.user_id', 'r.otp_pending_user_id', 'r.password_checked_at', 'u.id', 'u.org_id', 'u.state', 'u.locked_until'])
+    .where('r.id', '=', requestId)
+    .executeTakeFirst();
+  if (!row || row.password_checked_at === null || row.user_id !== row.otp_pending_user_id) return undefined;
+  return { loginName: row.login_name ?? '', user: { id: row.id, orgId: row.org_id, active: row.state === 'active', lockedUntil: row.locked_until } };
+}
+
+function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
+  const { m, request } = step;
+  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+<p>${m.otpIntro}</p>
+<form method="post" action="${stepAction('otp')}">
+${stepFields(step)}
+${field({ name: 'code', label: m.otpCode, autocomplete: 'one-time-code', error: problem?.field, autofocus: true, maxLength: MAX_CODE_LENGTH, verbatim: true })}
+${button(m.signIn)}
+</form>
+<nav class="links">
+${link(stepPath('login', request.id), m.useAnotherAccount)}
+</nav>`;
+  sendStep(res, step, status, page({ m, title: m.otpTitle, alert: problem?.alert, body }));
+}
+
+function minutesUntil(until: Date, now: Date): number {
+  return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
+}
+
+export function otpStep(gh: Gatehouse) {
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const step = await openStep(gh, req, res);
+      if (!step) return;
+      const pending = await pendingOtp(gh.db, step.request.id);
+      if (!pending) return goToStep(gh, res, 'login', step.request.id);
+      render(res, step, 200, pending.loginName);
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const step = await submitStep(gh, req, res);
+      if (!step) return;
+      const { m, request } = step;
+      const pending = await pendingOtp(gh.db, request.id);
+      if (!pending) return goToStep(gh, res, 'login', request.id);
+      const { loginName, user } = pending;
+      const now = new Date();
+      if (user.lockedUntil && user.lockedUntil > now) return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(user.lockedUntil, now)) });
+      const code = (step.form.get('code') ?? '').replace(/\s+/g, '');
+      if (code === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
+
+      // A user deactivated since the password step is refused like a wrong code (as the password step does).
+      const valid = user.active && code.length <= MAX_CODE_LENGTH && (await checkOtpCode(gh, user.id, code, now)) === 'valid';
+      if (!valid) {
+        const refusal = await countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now);
+        if (refusal.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(refusal.until, now)) });
+        return render(res, step, 400, loginName, { alert: m.invalidOtp });
+      }
+      await clearFailedPasswords(gh.db, user.id);
+      await gh.db.updateTable('auth_requests').set({ otp_pending_user_id: null }).where('id', '=', request.id).execute();
+      await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The email verification page (SPEC §7, §8): the default target of the link in a code mail,
+ * `/ui/login/verify-email?userID=…&code=…&orgID=…`. GET shows the form prefilled from the link (no
+ * code is checked on GET: mail scanners open links); POST, with the CSRF token, checks the code.
+ * Not bound to a sign-in: the language comes from `ui_locales` or Accept-Language, never from the
+ * user. A wrong code, an unknown user, an already used code and a code voided by too many tries all
+ * get the same answer (no enumeration); only an expired code is told apart, so the user asks for a
+ * new one.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { verifyEmailCode } from '../../domain/email-codes.ts';
+import { parseParams, readForm } from '../../oauth/form.ts';
+import { UI_PATH } from '../assets.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
+import { showErrorPage } from '../error-page.ts';
+import { html } from '../html.ts';
+import { button, field, page } from '../layout.ts';
+import { negotiateLocale } from '../locale.ts';
+import { messagesFor, type Messages } from '../messages.ts';
+import { sendPage } from '../respond.ts';
+
+export const VERIFY_EMAIL_PATH = `${UI_PATH}/verify-email`;
+
+/** Codes are 6 characters; anything much longer is not one. */
+const MAX_CODE = 64;
+/** Longer than any id we issue. */
+const MAX_ID = 200;
+
+interface Fields {
+  userId: string;
+  code: string;
+  orgId: string;
+}
+
+function messagesOf(req: Request, params: ReadonlyMap<string, string>): Messages {
+  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
+  return messagesFor(negotiateLocale(locales, req.headers['accept-language']));
+}
+
+function clip(value: string | undefined, max: number): string {
+  return (value ?? '').trim().slice(0, max);
+}
+
+function render(res: Response, m: Messages, csrf: string, status: number, fields: Fields, problem?: { alert: string; field?: string }): void {
+  const body = html`<p>${m.verifyEmailIntro}</p>
+<form method="post" action="${VERIFY_EMAIL_PATH}">
+<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
+<input type="hidden" name="orgID" value="${fields.orgId}">
+${
+  fields.userId === ''
+    ? field({ name: 'userID', label: m.verifyEmailUserId, value: '', autocomplete: 'off', maxLength: MAX_ID, verbatim: true })
+    : html`<input type="hidden" name="userID" value="${fields.userId}">`
+}
+${field({
+  name: 'code',
+  label: m.verifyEmailCode,
+  value: fields.code,
+  autocomplete: 'one-time-code',
+  error: problem?.field,
+  autofocus: true,
+  maxLength: MAX_CODE,
+  verbatim: true,
+})}
+${button(m.verifyEmailSubmit)}
+</form>`;
+  sendPage(res, status, page({ m, title: m.verifyEmailTitle, alert: problem?.alert, body }));
+}
+
+export function verifyEmailStep(gh: Gatehouse) {
+  return {
+    show(req: Request, res: Response): void {
+      const q = req.originalUrl.indexOf('?');
+      const params = parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+      const fields = { userId: clip(params.get('userID'), MAX_ID), code: clip(params.get('code'), MAX_CODE), orgId: clip(params.get('orgID'), MAX_ID) };
+      render(res, messagesOf(req, params), csrfTokenFor(gh, req, res), 200, fields);
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const form = await readForm(req, gh.config.maxBodyBytes);
+      const m = messagesOf(req, form);
+      if (!csrfValid(req, form)) {
+        showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+        return;
+      }
+      const csrf = form.get(CSRF_FIELD)!;
+      const fields = { userId: clip(form.get('userID'), MAX_ID), code: clip(form.get('code'), MAX_CODE), orgId: clip(form.get('orgID'), MAX_ID) };
+      if (fields.code === '') return render(res, m, csrf, 400, fields, { alert: m.fixFields, field: m.required });
+      // No user id: nothing can match; answered like a wrong code.
+      const result = fields.userId === '' ? 'invalid' : await verifyEmailCode(gh, fields.userId, fields.code);
+      if (result === 'verified') {
+        sendPage(res, 200, page({ m, title: m.emailVerifiedTitle, body: html`<p>${m.emailVerifiedText}</p>` }));
+        return;
+      }
+      const message = result === 'expired' ? m.verifyEmailExpired : m.verifyEmailInvalid;
+      render(res, m, csrf, 400, { ...fields, code: '' }, { alert: message, field: message });
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The texts of the mail Gatehouse sends (SPEC §8): English and German, chosen by the user's
+ * preferred language (`de`, `de-CH`, ... → German; anything else or none → English). Every message
+ * has a subject, a plain-text body and an HTML body in which every inserted value is escaped.
+ */
+
+export type MailLanguage = 'en' | 'de';
+
+export interface MailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface VerificationMailInput {
+  /** The user's preferred language (BCP 47), or null. */
+  language: string | null | undefined;
+  /** The verification code. */
+  code: string;
+  /** The rendered verification link. */
+  link: string;
+  /** How to address the user (display or given name), when known. */
+  name?: string | null | undefined;
+}
+
+export function mailLanguage(preferred: string | null | undefined): MailLanguage {
+  return /^de(?:[-_]|$)/i.test(preferred?.trim() ?? '') ? 'de' : 'en';
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+const TEXTS = {
+  en: {
+    subject: 'Verify your email address',
+    greeting: (name: string | undefined) => (name ? `Hello ${name},` : 'Hello,'),
+    intro: 'please confirm that this email address belongs to you.',
+    codeLine: 'Your verification code:',
+    linkLine: 'Or open this link:',
+    button: 'Verify email address',
+    validity: 'The code is valid for one hour. If you did not ask for it, you can ignore this message.',
+  },
+  de: {
+    subject: 'Bestätige deine E-Mail-Adresse',
+    greeting: (name: string | undefined) => (name ? `Hallo ${name},` : 'Hallo,'),
+    intro: 'bitte bestätige, dass diese E-Mail-Adresse dir gehört.',
+    codeLine: 'Dein Bestätigungscode:',
+    linkLine: 'Oder öffne diesen Link:',
+    button: 'E-Mail-Adresse bestätigen',
+    validity: 'Der Code ist eine Stunde lang gültig. Wenn du ihn nicht angefordert hast, kannst du diese Nachricht ignorieren.',
+  },
+} as const;
+
+/** The mail with a contact email verification code and link. */
+export function verificationMail(input: VerificationMailInput): MailContent {
+  const t = TEXTS[mailLanguage(input.language)];
+  const name = input.name?.trim() || undefined;
+  const text = [t.greeting(name), '', t.intro, '', `${t.codeLine} ${input.code}`, '', t.linkLine, input.link, '', t.validity, ''].join('\n');
+  const html = [
+    '<!DOCTYPE html>',
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(t.subject)}</title></head><body>`,
+    `<p>${escapeHtml(t.greeting(name))}</p>`,
+    `<p>${escapeHtml(t.intro)}</p>`,
+    `<p>${escapeHtml(t.codeLine)} <strong style="font-family:monospace;font-size:1.4em">${escapeHtml(input.code)}</strong></p>`,
+    `<p><a href="${escapeHtml(input.link)}">${escapeHtml(t.button)}</a></p>`,
+    `<p>${escapeHtml(t.linkLine)}<br>${escapeHtml(input.link)}</p>`,
+    `<p>${escapeHtml(t.validity)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { subject: t.subject, text, html };
+}

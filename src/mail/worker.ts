@@ -1,0 +1,236 @@
+/**
+ * The mail delivery worker (SPEC §8). Messages wait in the `outbox` table (written in the same
+ * transaction as the code they carry, see domain/outbox.ts) until this worker has handed them to
+ * the SMTP server; nothing is kept in memory, so a restart loses nothing.
+ *
+ * Claiming: a short transaction picks one due row with `for update skip locked` and moves its
+ * `next_attempt_at` one lease ahead. The send happens outside that transaction (on the embedded
+ * database a transaction holds the only connection, and a dead SMTP server must not stall every
+ * request), and other processes on the same database skip the row until the lease ends. A send is
+ * aborted well before the lease ends, so two processes never send one row twice. A crash between
+ * the send and the `sent_at` update sends the row again after the lease, with the same Message-ID
+ * (`<outbox id@host>`), so receivers can tell it is the same message.
+ *
+ * Failures: attempts + 1, a short error (no credentials), and the next attempt after
+ * min(30 s, 2^attempts s), so mail goes out within a minute of the SMTP server's return.
+ *
+ * Without GATEHOUSE_SMTP_URL (development), each due message is logged once at info, text body
+ * included (the code is the point of the mail), and stays in the outbox.
+ */
+import { sql } from 'kysely';
+import type { Gatehouse } from '../context.ts';
+import { createSmtpTransport, redactedSmtpUrl, type MailTransport } from './smtp.ts';
+
+export interface MailWorker {
+  /** Stops polling and waits for a send in progress. */
+  stop(): Promise<void>;
+  /** Looks for due mail now instead of at the next tick (after enqueueMail). */
+  kick(): void;
+}
+
+export interface MailWorkerOptions {
+  /** Poll interval. Default 1000 ms. */
+  intervalMs?: number;
+  /** How long a claimed row is reserved for this process. Default 60 s. */
+  leaseMs?: number;
+  /** A send still running after this is aborted (and retried). Default 30 s; must be below the lease. */
+  sendTimeoutMs?: number;
+  /** Upper bound of the retry backoff. Default 30 s (SPEC §8). */
+  maxBackoffSeconds?: number;
+  /** A transport to use instead of the one built from smtpUrl (tests). */
+  transport?: MailTransport;
+}
+
+/** Marks rows logged by a worker without SMTP, so that each is logged once (they stay unsent). */
+export const LOGGED_WITHOUT_SMTP = 'not sent: no SMTP server configured (message logged)';
+
+const MAX_ERROR_LENGTH = 200;
+
+interface OutboxMessage {
+  id: string;
+  recipient: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  attempts: number;
+}
+
+/** The Message-ID of an outbox row: the same for every attempt. */
+export function messageIdFor(outboxId: string, externalUrl: string): string {
+  return `<${outboxId}@${new URL(externalUrl).hostname}>`;
+}
+
+/** A one-line error for the outbox row: code and message, credentials removed, bounded. */
+export function shortError(error: unknown, smtpUrl: string | undefined): string {
+  const e = error as { code?: unknown; message?: unknown; responseCode?: unknown };
+  let text = typeof e?.message === 'string' ? e.message : String(error);
+  if (typeof e?.code === 'string' && !text.startsWith(e.code)) text = `${e.code}: ${text}`;
+  if (smtpUrl) {
+    try {
+      const url = new URL(smtpUrl);
+      for (const secret of [url.password, decodeURIComponent(url.password)]) {
+        if (secret.length >= 3) text = text.replaceAll(secret, '***');
+      }
+      text = text.replaceAll(smtpUrl, redactedSmtpUrl(smtpUrl));
+    } catch {
+      // an unparsable URL never reached the transport
+    }
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
+}
+
+export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'instanceId'>, options: MailWorkerOptions = {}): MailWorker {
+  const { config, db, log, instanceId } = gh;
+  const intervalMs = options.intervalMs ?? 1000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const sendTimeoutMs = Math.min(options.sendTimeoutMs ?? 30_000, leaseMs / 2);
+  const maxBackoff = options.maxBackoffSeconds ?? 30;
+  const transport = options.transport ?? (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined);
+  if (!transport) log.info('GATEHOUSE_SMTP_URL is not set: mail is logged (text included) and kept in the outbox');
+
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  /** One due row, reserved for this process for one lease; undefined when none is due. */
+  async function claim(): Promise<OutboxMessage | undefined> {
+    return db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('outbox')
+        .select(['id', 'recipient', 'subject', 'text_body', 'html_body', 'attempts'])
+        .where('instance_id', '=', instanceId)
+        .where('sent_at', 'is', null)
+        .where('next_attempt_at', '<=', sql<Date>`now()`)
+        .orderBy('next_attempt_at')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!row) return undefined;
+      await tx
+        .updateTable('outbox')
+        .set({ next_attempt_at: sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})` })
+        .where('id', '=', row.id)
+        .execute();
+      return row;
+    });
+  }
+
+  async function deliver(transport: MailTransport, row: OutboxMessage): Promise<void> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error(`send took longer than ${sendTimeoutMs} ms`)), sendTimeoutMs);
+    try {
+      await transport.sendMail({
+        from: config.smtpFrom,
+        to: row.recipient,
+        subject: row.subject,
+        text: row.text_body,
+        html: row.html_body,
+        messageId: messageIdFor(row.id, config.externalUrl),
+        signal: abort.signal,
+      });
+    } catch (error) {
+      const attempts = row.attempts + 1;
+      const delay = Math.min(maxBackoff, 2 ** attempts);
+      const lastError = shortError(error, config.smtpUrl);
+      await db
+        .updateTable('outbox')
+        .set({ attempts, last_error: lastError, next_attempt_at: sql<Date>`now() + make_interval(secs => ${delay})` })
+        .where('id', '=', row.id)
+        .execute();
+      log.warn({ outboxId: row.id, attempts, retryInSeconds: delay, error: lastError }, 'mail delivery failed; will retry');
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    await db.updateTable('outbox').set({ sent_at: sql<Date>`now()`, last_error: null }).where('id', '=', row.id).execute();
+    log.info({ outboxId: row.id, attempts: row.attempts + 1 }, 'mail sent');
+  }
+
+  /** Without SMTP: logs the due messages nobody has logged yet, once each, and leaves them unsent. */
+  async function logUnsent(): Promise<number> {
+    return db.transaction().execute(async (tx) => {
+      const rows = await tx
+        .selectFrom('outbox')
+        .select(['id', 'recipient', 'subject', 'text_body'])
+        .where('instance_id', '=', instanceId)
+        .where('sent_at', 'is', null)
+        .where('next_attempt_at', '<=', sql<Date>`now()`)
+        .where((eb) => eb.or([eb('last_error', 'is', null), eb('last_error', '!=', LOGGED_WITHOUT_SMTP)]))
+        .orderBy('created_at')
+        .limit(20)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const row of rows) {
+        log.info({ outboxId: row.id, to: row.recipient, subject: row.subject, text: row.text_body }, 'mail not sent (no SMTP configured); kept in the outbox');
+      }
+      if (rows.length > 0) {
+        await tx
+          .updateTable('outbox')
+          .set({ last_error: LOGGED_WITHOUT_SMTP })
+          .where('id', 'in', rows.map((r) => r.id))
+          .execute();
+      }
+      return rows.length;
+    });
+  }
+
+  /** A plain read first: an idle poll costs one query and never holds a connection in a transaction. */
+  async function anythingDue(): Promise<boolean> {
+    const due = await db
+      .selectFrom('outbox')
+      .select('id')
+      .where('instance_id', '=', instanceId)
+      .where('sent_at', 'is', null)
+      .where('next_attempt_at', '<=', sql<Date>`now()`)
+      .$if(!transport, (q) => q.where((eb) => eb.or([eb('last_error', 'is', null), eb('last_error', '!=', LOGGED_WITHOUT_SMTP)])))
+      .limit(1)
+      .executeTakeFirst();
+    return due !== undefined;
+  }
+
+  async function drain(): Promise<void> {
+    if (!(await anythingDue())) return;
+    if (!transport) {
+      while (!stopped && (await logUnsent()) > 0);
+      return;
+    }
+    while (!stopped) {
+      const row = await claim();
+      if (!row) return;
+      await deliver(transport, row);
+    }
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    again = false;
+    running = drain()
+      .catch((error: unknown) => log.warn({ err: error }, 'mail worker poll failed'))
+      .finally(() => {
+        running = undefined;
+        if (again) run();
+      });
+  }
+
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  run();
+
+  return {
+    kick: run,
+    async stop() {
+      if (stopped) return running;
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      transport?.close();
+    },
+  };
+}
