@@ -12,6 +12,8 @@ export interface FlowOptions {
   redirectUri: string;
   loginName: string;
   password: string;
+  /** Default: openid. */
+  scope?: string;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -44,8 +46,8 @@ function expectRedirect(reply: Reply, step: string): string {
   return reply.location!;
 }
 
-/** One complete flow; resolves when the token endpoint has answered 200. */
-export async function codeFlow(options: FlowOptions): Promise<void> {
+/** One complete flow; resolves with the access token once the token endpoint has answered 200. */
+export async function codeFlow(options: FlowOptions): Promise<string> {
   const jar = new Map<string, string>();
   const keep = (reply: Reply) => {
     for (const cookie of reply.cookies) {
@@ -58,7 +60,7 @@ export async function codeFlow(options: FlowOptions): Promise<void> {
   const post = (url: string, fields: Record<string, string>) =>
     send(url, { method: 'POST', headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) });
 
-  const authorize = `${options.base}/oauth/v2/authorize?${form({ client_id: options.clientId, redirect_uri: options.redirectUri, response_type: 'code', scope: 'openid', state: 'bench' })}`;
+  const authorize = `${options.base}/oauth/v2/authorize?${form({ client_id: options.clientId, redirect_uri: options.redirectUri, response_type: 'code', scope: options.scope ?? 'openid', state: 'bench' })}`;
   const start = await send(authorize);
   keep(start);
   const loginUrl = expectRedirect(start, 'authorize');
@@ -83,6 +85,7 @@ export async function codeFlow(options: FlowOptions): Promise<void> {
     body: form({ grant_type: 'authorization_code', code, redirect_uri: options.redirectUri }),
   });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${token.body}`);
+  return (JSON.parse(token.body) as { access_token: string }).access_token;
 }
 
 export interface FlowResult {

@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { measureFlows } from './code-flow.ts';
+import { codeFlow, measureFlows } from './code-flow.ts';
+import { loadAddOtpOverGrpc } from './rpc-load.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 10);
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
       {
         name: 'Bench',
         domain: 'bench.test',
-        users: [{ userName: 'alice', password: 'Correct-Horse-9', email: 'alice@bench.test', emailVerified: true }],
+        users: [{ userName: 'alice', password: 'Correct-Horse-9', email: 'alice@bench.test', emailVerified: false }],
         machines: [
           { userName: 'jwt-bot', secret: 'jwt-bot-secret', accessTokenType: 'jwt', roles: ['IAM_OWNER'], publicKeys: [{ keyId: '1', pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
           { userName: 'opaque-bot', secret: 'opaque-bot-secret', accessTokenType: 'opaque' },
@@ -202,6 +203,17 @@ async function main(): Promise<void> {
     };
     await measureFlows(flowOptions, 4, 2); // warm-up
     const flow = await measureFlows(flowOptions, 8, seconds);
+    // The identity API with a user's token (scope openid and the API audience).
+    const userToken = await codeFlow({ ...flowOptions, scope: 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud' });
+    const bearer = { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' };
+    const aliceId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
+    results.push(
+      await load('AddMyAuthFactorOTP (REST)', { url: `${url}/auth/v1/users/me/auth_factors/otp`, method: 'POST', headers: bearer, body: '{}' }, server.pid),
+      await load('ResendContactEmailCode returnCode', { url: `${url}/v3alpha/users/${aliceId}/email/resend`, method: 'POST', headers: bearer, body: '{"returnCode":{}}' }, server.pid),
+    );
+    await loadAddOtpOverGrpc(url, userToken, connections, 2); // warm-up
+    const grpc = await loadAddOtpOverGrpc(url, userToken, connections, seconds);
+    results.push({ name: 'AddMyAuthFactorOTP (gRPC h2c)', rps: grpc.perSecond, p99: grpc.p99, errors: grpc.errors, non2xx: 0, rssMiB: peakRssMiB(server.pid) });
     codeFlowLine = `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${peakRssMiB(server.pid)?.toFixed(1) ?? '-'} MiB`;
   } finally {
     await stopChild(server);
