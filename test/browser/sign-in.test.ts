@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import * as client from 'openid-client';
+import * as OTPAuth from 'otpauth';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
@@ -190,6 +192,34 @@ maybe('sign-in in a real browser', () => {
     const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: 'reg' });
     const userinfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
     expect(userinfo).toMatchObject({ email: 'carol@example.test', email_verified: false });
+    await context.close();
+  }, 60000);
+
+  it('a user with an authenticator app is asked for a code after the password; amr is pwd, otp, mfa', async () => {
+    const gh = server.running.gh;
+    const bob = { id: '200000000000000002', orgId: IDS.org, loginName: 'bob@acme.test' };
+    const added = await addOtpFactor(gh, bob);
+    if (added.kind !== 'added') throw new Error('bob already has a factor');
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(added.otp.secret), digits: 6, period: 30, algorithm: 'SHA1' });
+    // verified with the previous step's code, so that the current step is still unused for the login
+    const earlier = Date.now() - 30_000;
+    expect((await verifyOtpFactor(gh, bob, totp.generate({ timestamp: earlier }))).kind).toBe('verified');
+
+    const config = await relyingParty('shop-web', client.ClientSecretBasic(SECRETS.web));
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: 'openid', state: 'otp' });
+    const { context, page } = await freshPage();
+    await page.goto(url.href);
+    await signIn(page, 'bob@acme.test', 'Another-Horse-7');
+    await page.waitForSelector('input[name="code"]');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'otp.png'), fullPage: true });
+    await page.fill('input[name="code"]', '000000' === totp.generate() ? '111111' : '000000');
+    await page.click('button[type="submit"].primary');
+    await page.waitForSelector('[role="alert"]');
+    await page.fill('input[name="code"]', totp.generate());
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: 'otp' });
+    expect(tokens.claims()).toMatchObject({ sub: bob.id, amr: ['pwd', 'otp', 'mfa'] });
     await context.close();
   }, 60000);
 
