@@ -20,6 +20,8 @@ export interface RestRoute {
   method: DescMethod;
   /** The router's handler of the method (every protocol); REST calls it as a Connect unary call. */
   handler: UniversalHandler;
+  /** The literal first path segment ("v2" of "/v2/features/instance"), or undefined when it is a variable. */
+  firstSegment: string | undefined;
 }
 
 export type RouteMatch =
@@ -31,6 +33,12 @@ export class RouteConfigError extends Error {}
 
 export class RestRoutes {
   readonly #routes: RestRoute[];
+  /**
+   * The first path segments any route can match, so that every other request (all of OAuth and the
+   * login UI pass through here first) is turned away without trying each template; undefined when a
+   * route starts with a variable.
+   */
+  readonly #firstSegments: ReadonlySet<string> | undefined;
 
   constructor(handlers: readonly UniversalHandler[]) {
     const seen = new Set<string>();
@@ -45,6 +53,7 @@ export class RestRoutes {
       }
     }
     this.#routes = routes.sort((a, b) => compareSpecificity(a.template, b.template));
+    this.#firstSegments = routes.every((r) => r.firstSegment !== undefined) ? new Set(routes.map((r) => r.firstSegment!)) : undefined;
   }
 
   get routes(): readonly RestRoute[] {
@@ -52,6 +61,10 @@ export class RestRoutes {
   }
 
   match(httpMethod: string, path: string): RouteMatch {
+    if (this.#firstSegments !== undefined) {
+      const end = path.indexOf('/', 1);
+      if (!this.#firstSegments.has(end === -1 ? path.slice(1) : path.slice(1, end))) return { kind: 'none' };
+    }
     const allowed: string[] = [];
     for (const route of this.#routes) {
       const matched = matchPathTemplate(route.template, path);
@@ -101,7 +114,9 @@ function routeFromRule(rule: HttpRule, handler: UniversalHandler): RestRoute {
     const field = method.input.fields.find((f) => f.name === rule.body);
     if (field === undefined) throw new RouteConfigError(`${where}: body field ${rule.body} does not exist`);
   }
-  return { httpMethod, template, body: rule.body, pathFields, method, handler };
+  const first = path.split('/')[1];
+  const firstSegment = first !== undefined && !first.includes('{') && !first.includes('*') ? first : undefined;
+  return { httpMethod, template, body: rule.body, pathFields, method, handler, firstSegment };
 }
 
 /** Resolves a dotted proto field path (`user.id`) through singular message fields; [] when it does not exist. */
