@@ -52,6 +52,9 @@ export interface Messages {
   // logged out
   loggedOutTitle: string;
   loggedOutText: string;
+  logoutTitle: string;
+  logoutText: string;
+  logoutButton: string;
   // email verification (the link of a code mail)
   verifyEmailTitle: string;
   verifyEmailIntro: string;
@@ -124,6 +127,9 @@ const en: Messages = {
   haveAccount: 'I already have an account',
   loggedOutTitle: 'You are signed out',
   loggedOutText: 'You have been signed out. You can close this window now.',
+  logoutTitle: 'Sign out?',
+  logoutText: 'An application asks to sign you out of Gatehouse. This ends every account signed in on this device.',
+  logoutButton: 'Sign out',
   verifyEmailTitle: 'Verify your email address',
   verifyEmailIntro: 'Enter the verification code from the email we sent you.',
   verifyEmailUserId: 'User ID',
@@ -207,6 +213,9 @@ const de: Messages = {
   haveAccount: 'Ich habe bereits ein Konto',
   loggedOutTitle: 'Sie sind abgemeldet',
   loggedOutText: 'Sie wurden abgemeldet. Sie können dieses Fenster jetzt schließen.',
+  logoutTitle: 'Abmelden?',
+  logoutText: 'Eine Anwendung möchte Sie von Gatehouse abmelden. Damit enden alle Anmeldungen auf diesem Gerät.',
+  logoutButton: 'Abmelden',
   verifyEmailTitle: 'E-Mail-Adresse bestätigen',
   verifyEmailIntro: 'Geben Sie den Bestätigungscode aus der E-Mail ein, die wir Ihnen gesendet haben.',
   verifyEmailUserId: 'Benutzer-ID',

@@ -17,6 +17,7 @@ import { otpStep } from './steps/otp.ts';
 import { passwordStep } from './steps/password.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
+import { logoutStep } from './steps/logout.ts';
 
 export { renderErrorPage } from './error-page.ts';
 export { renderLoggedOutPage } from './steps/logged-out.ts';
@@ -50,6 +51,10 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.get('/verify-email', verifyEmail.show);
   router.post('/verify-email', verifyEmail.submit);
   router.all('/verify-email', notAllowed('GET, POST'));
+  const logout = logoutStep(gh);
+  router.get('/logout', (req, res, next) => void logout.show(req, res).catch(next));
+  router.post('/logout', (req, res, next) => void logout.submit(req, res).catch(next));
+  router.all('/logout', notAllowed('GET, POST'));
   router.get('/assets/gatehouse.css', serveStylesheet);
 
   router.use((req: Request, res: Response) => {

@@ -3,6 +3,10 @@
  * every session of the browser and revokes the tokens issued in them, then sends the browser to the
  * client's registered post_logout_redirect_uri (with state), or to the logged-out page. Nothing is
  * ended when the request is refused; refusals are shown on the error page, never redirected.
+ *
+ * Without a valid id_token_hint the request could come from any page, so the user confirms first
+ * (RP-Initiated Logout §2: the OP SHOULD ask): the browser goes to /ui/login/logout, whose
+ * CSRF-protected form ends the sessions through the same functions.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
@@ -31,13 +35,19 @@ export async function revokeSessions(gh: Gatehouse, sessionIds: readonly string[
   });
 }
 
-interface Logout {
+export const LOGOUT_CONFIRM_PATH = '/ui/login/logout';
+/** The parameters the confirmation page carries over to its form. */
+export const LOGOUT_PARAMS = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
+
+export interface Logout {
   /** Where to send the browser afterwards: a registered URI with state, or undefined. */
   redirect: string | undefined;
+  /** Whether a valid id_token_hint vouches for the request (no confirmation needed). */
+  hinted: boolean;
 }
 
 /** Validates the request before anything is ended (RP-Initiated Logout §2, §3; seed §4.9 rules 1–2). */
-async function validate(gh: Gatehouse, params: Params, repeated: readonly string[]): Promise<Logout> {
+export async function validateLogout(gh: Gatehouse, params: Params, repeated: readonly string[]): Promise<Logout> {
   if (repeated[0] !== undefined) throw new InvalidRequest(`${repeated[0]} is repeated`);
   const hintToken = optional(params, 'id_token_hint');
   const clientId = optional(params, 'client_id');
@@ -47,7 +57,8 @@ async function validate(gh: Gatehouse, params: Params, repeated: readonly string
   const hint = hintToken === undefined ? undefined : verifyIdTokenHint(gh, hintToken);
   if (hintToken !== undefined && !hint) throw new InvalidRequest('id_token_hint is not a valid ID token of this issuer');
   if (hint && clientId !== undefined && clientId !== hint.azp) throw new InvalidRequest('client_id does not match the id_token_hint');
-  if (redirectUri === undefined) return { redirect: undefined };
+  const hinted = hint !== undefined;
+  if (redirectUri === undefined) return { redirect: undefined, hinted };
 
   const owner = hint?.azp ?? clientId;
   if (owner === undefined) throw new InvalidRequest('post_logout_redirect_uri needs client_id or id_token_hint');
@@ -57,11 +68,11 @@ async function validate(gh: Gatehouse, params: Params, repeated: readonly string
   }
   const target = new URL(redirectUri);
   if (state !== undefined) target.searchParams.append('state', state);
-  return { redirect: target.href };
+  return { redirect: target.href, hinted };
 }
 
 /** Ends the browser's sessions; their tokens are revoked first, so a failure leaves nothing half done. */
-async function endSessions(gh: Gatehouse, req: Request): Promise<void> {
+export async function endSessions(gh: Gatehouse, req: Request): Promise<void> {
   const cookie = browserCookie(req);
   if (!cookie) return;
   const browser = browserHash(cookie);
@@ -72,7 +83,7 @@ async function endSessions(gh: Gatehouse, req: Request): Promise<void> {
   await revokeSessions(gh, ended.filter((id) => !active.includes(id)));
 }
 
-function loggedOutPage(gh: Gatehouse, params: Params): string {
+export function loggedOutPage(gh: Gatehouse, params: Params): string {
   const target = new URL(`${gh.config.externalUrl}${LOGGED_OUT_PATH}`);
   const locales = optional(params, 'ui_locales');
   if (locales !== undefined) target.searchParams.set('ui_locales', locales);
@@ -86,7 +97,7 @@ export function endSessionEndpoint(gh: Gatehouse) {
     try {
       const read = await readQueryOrForm(req, gh.config.maxBodyBytes);
       params = read.params;
-      logout = await validate(gh, read.params, read.repeated);
+      logout = await validateLogout(gh, read.params, read.repeated);
     } catch (error) {
       if (!(error instanceof OAuthError) || error.status >= 500) throw error;
       const locales = optional(params, 'ui_locales');
@@ -97,6 +108,15 @@ export function endSessionEndpoint(gh: Gatehouse) {
         ...(locales !== undefined ? { locales: locales.split(' ').filter(Boolean) } : {}),
         acceptLanguage: req.headers['accept-language'],
       });
+      return;
+    }
+    if (!logout.hinted) {
+      const confirm = new URL(`${gh.config.externalUrl}${LOGOUT_CONFIRM_PATH}`);
+      for (const name of LOGOUT_PARAMS) {
+        const value = optional(params, name);
+        if (value !== undefined) confirm.searchParams.set(name, value);
+      }
+      res.redirect(303, confirm.href);
       return;
     }
     await endSessions(gh, req);

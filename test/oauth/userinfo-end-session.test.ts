@@ -163,6 +163,31 @@ describe('end_session', () => {
     return fetch(`${endSessionUrl}?${query}`, { redirect: 'manual', headers });
   }
 
+  /**
+   * Without an id_token_hint, end_session asks the user first: follow the redirect to the
+   * confirmation page, and submit its form (as the user clicking "Sign out") with its CSRF cookie.
+   */
+  async function confirmLogout(browser: Browser | undefined, first: Response): Promise<Response> {
+    expect(first.status).toBe(303);
+    const location = first.headers.get('location')!;
+    expect(location.startsWith(`${server.url}/ui/login/logout`)).toBe(true);
+    const cookies = browser ? [`gh_browser=${browser.cookie}`] : [];
+    const page = await fetch(location, { headers: { cookie: cookies.join('; ') } });
+    expect(page.status).toBe(200);
+    const csrfCookie = page.headers.getSetCookie().find((c) => c.startsWith('gh_csrf='))!.split(';')[0]!;
+    const markup = await page.text();
+    const fields = new URLSearchParams();
+    for (const match of markup.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+      fields.set(match[1]!, match[2]!.replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&'));
+    }
+    return fetch(`${server.url}/ui/login/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: [...cookies, csrfCookie].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+      body: fields.toString(),
+    });
+  }
+
   async function sessionsOf(browser: Browser) {
     return activeSessions(server.running.gh.db, server.running.gh.instanceId, browserHash(browser.cookie));
   }
@@ -219,7 +244,9 @@ describe('end_session', () => {
     const alice = (await signIn(browser, 'shop-web', ['openid'])).tokens;
     const bob = (await signIn(browser, 'shop-spa', ['openid'], IDS.bob)).tokens;
     expect(await sessionsOf(browser)).toHaveLength(2);
-    const response = await endSession(browser, {});
+    const asked = await endSession(browser, {});
+    expect(await sessionsOf(browser)).toHaveLength(2); // nothing ends before the user confirms
+    const response = await confirmLogout(browser, asked);
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toBe(`${server.url}/ui/login/logged-out`);
     expect(await sessionsOf(browser)).toEqual([]);
@@ -230,14 +257,14 @@ describe('end_session', () => {
   it('by POST, with client_id instead of a hint', async () => {
     const browser = newBrowser();
     const { tokens } = await signIn(browser, 'shop-spa', ['openid']);
-    const response = await endSession(browser, { client_id: 'shop-spa', post_logout_redirect_uri: SPA_LOGGED_OUT, state: 's' }, 'POST');
+    const response = await confirmLogout(browser, await endSession(browser, { client_id: 'shop-spa', post_logout_redirect_uri: SPA_LOGGED_OUT, state: 's' }, 'POST'));
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toBe(`${SPA_LOGGED_OUT}?state=s`);
     expect(await introspect(tokens.access_token)).toEqual({ active: false });
   });
 
   it('without a browser cookie it still answers, ending nothing', async () => {
-    const response = await endSession(undefined, { client_id: 'shop-web', post_logout_redirect_uri: WEB_LOGGED_OUT });
+    const response = await confirmLogout(undefined, await endSession(undefined, { client_id: 'shop-web', post_logout_redirect_uri: WEB_LOGGED_OUT }));
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toBe(WEB_LOGGED_OUT);
   });
@@ -245,12 +272,25 @@ describe('end_session', () => {
   it('after logout, prompt=none answers login_required', async () => {
     const browser = newBrowser();
     await signIn(browser, 'shop-web', ['openid']);
-    await endSession(browser, {});
+    await confirmLogout(browser, await endSession(browser, {}));
     const authorize = new URL(`${server.url}/oauth/v2/authorize`);
     authorize.search = new URLSearchParams({ client_id: 'shop-web', redirect_uri: WEB_CALLBACK, response_type: 'code', scope: 'openid', prompt: 'none', state: 'p' }).toString();
     const response = await fetch(authorize, { redirect: 'manual', headers: { cookie: `gh_browser=${browser.cookie}` } });
     const location = new URL(response.headers.get('location')!);
     expect(location.searchParams.get('error')).toBe('login_required');
+  });
+
+  it('the confirmation form needs its CSRF token: a cross-site post ends nothing', async () => {
+    const browser = newBrowser();
+    await signIn(browser, 'shop-web', ['openid']);
+    const forged = await fetch(`${server.url}/ui/login/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: `gh_browser=${browser.cookie}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrfToken=guess',
+    });
+    expect(forged.status).toBe(403);
+    expect(await sessionsOf(browser)).toHaveLength(1);
   });
 
   describe('refusals: an error page, no redirect, nothing ended', () => {

@@ -1,0 +1,76 @@
+/**
+ * Logout confirmation (OpenID Connect RP-Initiated Logout §2: without an id_token_hint the OP SHOULD
+ * ask the user). /oidc/v1/end_session sends such requests here; the form carries the validated
+ * parameters and a CSRF token, so a third-party page cannot sign the user out by itself.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { endSessions, LOGOUT_PARAMS, loggedOutPage, validateLogout } from '../../oauth/end-session.ts';
+import { OAuthError } from '../../oauth/errors.ts';
+import { parseParamsKeepingFirst, readForm, type Params } from '../../oauth/form.ts';
+import { UI_PATH } from '../assets.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
+import { showErrorPage } from '../error-page.ts';
+import { html } from '../html.ts';
+import { button, page } from '../layout.ts';
+import { negotiateLocale } from '../locale.ts';
+import { messagesFor, type Messages } from '../messages.ts';
+import { formTargetOf, seeOther, sendPage } from '../respond.ts';
+
+function messagesOf(req: Request, params: Params): Messages {
+  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
+  return messagesFor(negotiateLocale(locales, req.headers['accept-language']));
+}
+
+function refuse(res: Response, m: Messages, error: unknown): void {
+  if (!(error instanceof OAuthError) || error.status >= 500) throw error;
+  showErrorPage(res, m, { status: error.status, error: error.error, description: error.description });
+}
+
+export function logoutStep(gh: Gatehouse) {
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const q = req.originalUrl.indexOf('?');
+      const { params, repeated } = parseParamsKeepingFirst(q === -1 ? '' : req.originalUrl.slice(q + 1));
+      const m = messagesOf(req, params);
+      let redirect: string | undefined;
+      try {
+        ({ redirect } = await validateLogout(gh, params, repeated));
+      } catch (error) {
+        refuse(res, m, error);
+        return;
+      }
+      const hidden = LOGOUT_PARAMS.filter((name) => params.has(name)).map(
+        (name) => html`<input type="hidden" name="${name}" value="${params.get(name) ?? ''}">`,
+      );
+      const body = html`<p>${m.logoutText}</p>
+<form method="post" action="${UI_PATH}/logout">
+<input type="hidden" name="${CSRF_FIELD}" value="${csrfTokenFor(gh, req, res)}">
+${hidden}
+${button(m.logoutButton)}
+</form>`;
+      // Chromium applies form-action to the redirect after the submit: allow the client's origin.
+      const target = redirect === undefined ? undefined : formTargetOf(redirect);
+      sendPage(res, 200, page({ m, title: m.logoutTitle, body }), target === undefined ? [] : [target]);
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const form = await readForm(req, gh.config.maxBodyBytes);
+      const m = messagesOf(req, form);
+      if (!csrfValid(req, form)) {
+        showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+        return;
+      }
+      const params = new Map(LOGOUT_PARAMS.flatMap((name) => (form.has(name) ? [[name, form.get(name)!] as const] : [])));
+      let redirect: string | undefined;
+      try {
+        ({ redirect } = await validateLogout(gh, params, []));
+      } catch (error) {
+        refuse(res, m, error);
+        return;
+      }
+      await endSessions(gh, req);
+      seeOther(res, redirect ?? loggedOutPage(gh, params));
+    },
+  };
+}
