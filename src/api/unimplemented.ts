@@ -16,7 +16,7 @@ export function isRpcRequest(req: NodeRequest, path: string): boolean {
 }
 
 export function answerUnimplemented(req: NodeRequest, res: NodeResponse, path: string): void {
-  const message = `${path.slice(1)} is not implemented`;
+  const message = `no such procedure: ${path.slice(1)}`;
   const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   if (contentType.startsWith('application/grpc')) {
     // gRPC and gRPC-web "trailers-only" answer: the status travels in the headers.

@@ -358,6 +358,6 @@ describe('Connect JSON input', () => {
       body: '{}',
     });
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ code: 'unimplemented', message: 'zitadel.user.v3alpha.UserService/ResendContactEmailCode is not implemented' });
+    expect(await response.json()).toEqual({ code: 'unimplemented', message: 'no such procedure: zitadel.user.v3alpha.UserService/ResendContactEmailCode' });
   });
 });
