@@ -173,3 +173,11 @@ export async function checkOtpCode(gh: Gatehouse, userId: string, code: string, 
     return 'valid';
   });
 }
+
+/**
+ * Whether a browser session still proves what the user's account now requires: a session from before
+ * the user added an authenticator app (amr without otp) cannot answer for that user any more.
+ */
+export async function sessionMeetsFactors(db: DB, session: { userId: string; amr: readonly string[] }): Promise<boolean> {
+  return session.amr.includes('otp') || !(await hasReadyOtp(db, session.userId));
+}

@@ -10,6 +10,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseType } from '../domain/auth-requests.ts';
 import type { Application } from '../domain/directory.ts';
+import { sessionMeetsFactors } from '../domain/otp.ts';
 import { activeSessions, type UserSession } from '../domain/sessions.ts';
 import { renderErrorPage } from '../login/error-page.ts';
 import { browserOf } from './browser.ts';
@@ -189,7 +190,10 @@ export function authorizeEndpoint(gh: Gatehouse) {
 /** Where a fresh request goes: straight back to the client, or into the login UI. */
 async function route(gh: Gatehouse, req: Request, res: Response, request: AuthRequest): Promise<void> {
   const candidates = await candidateSessions(gh, request);
-  const usable = candidates.filter((session) => fresh(session, request.maxAge));
+  const usable: UserSession[] = [];
+  for (const session of candidates) {
+    if (fresh(session, request.maxAge) && (await sessionMeetsFactors(gh.db, session))) usable.push(session);
+  }
   if (request.prompt.includes('none')) {
     if (usable.length === 0) throw new OAuthError('login_required', 400, 'the user is not signed in');
     if (usable.length > 1) throw new OAuthError('interaction_required', 400, 'the user must choose an account');

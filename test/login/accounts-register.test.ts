@@ -91,6 +91,20 @@ describe('account selection', () => {
     expect(await submit(b, 'accounts', recent.id, { sessionID: alice.id })).toMatchObject({ status: 303, location: callbackOf(recent.id) });
   });
 
+  it('sends the chosen user to the password step when the session predates an authenticator app', async () => {
+    const alice = (await sessionsOf(b)).find((s) => s.user_id === IDS.alice)!;
+    await ls.gh.db
+      .insertInto('otp_factors')
+      .values({ user_id: IDS.alice, secret: ls.gh.masterKey.encrypt('JBSWY3DPEHPK3PXP'), state: 'ready', created_at: new Date(), changed_at: new Date() })
+      .execute();
+    try {
+      const request = await authRequest(ls.gh, b);
+      expect(await submit(b, 'accounts', request.id, { sessionID: alice.id })).toMatchObject({ status: 303, location: stepOf('password', request.id) });
+    } finally {
+      await ls.gh.db.deleteFrom('otp_factors').where('user_id', '=', IDS.alice).execute();
+    }
+  });
+
   it('asks again when the chosen session is not one of this browser’s', async () => {
     const other = new Browser(ls.base);
     const theirs = await authRequest(ls.gh, other);

@@ -224,3 +224,27 @@ describe('id_token_hint', () => {
     expect(answer(await authorize({ ...web, prompt: 'none', id_token_hint: idToken }, elsewhere)).get('error')).toBe('login_required');
   });
 });
+
+describe('sessions from before an authenticator app was added', () => {
+  it('no longer answer for the user: prompt=none is login_required, otherwise the login page', async () => {
+    const { addOtpFactor } = await import('../../src/domain/otp.ts');
+    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
+    const gh = server.running.gh;
+    const cookie = randomBytes(32).toString('base64url');
+    await record(gh.db, { instanceId: gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });
+    expect(answer(await authorize({ ...web, prompt: 'none' }, cookie)).get('code')).toEqual(expect.any(String));
+
+    const added = await addOtpFactor(gh, { id: IDS.alice, orgId: IDS.org, loginName: 'alice@acme.test' });
+    expect(added.kind).toBe('added');
+    await gh.db.updateTable('otp_factors').set({ state: 'ready' }).where('user_id', '=', IDS.alice).execute();
+    try {
+      expect(answer(await authorize({ ...web, prompt: 'none' }, cookie)).get('error')).toBe('login_required');
+      expect((await authorize(web, cookie)).headers.get('location')).toContain('/ui/login/login?');
+      // a session that proved the second factor still answers
+      await record(gh.db, { instanceId: gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd', 'otp', 'mfa'] });
+      expect(answer(await authorize({ ...web, prompt: 'none' }, cookie)).get('code')).toEqual(expect.any(String));
+    } finally {
+      await gh.db.deleteFrom('otp_factors').where('user_id', '=', IDS.alice).execute();
+    }
+  });
+});

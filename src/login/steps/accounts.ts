@@ -5,6 +5,7 @@
  * case that user goes on to the password step.
  */
 import type { Request, Response } from 'express';
+import { sessionMeetsFactors } from '../../domain/otp.ts';
 import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../../domain/auth-requests.ts';
 import type { User } from '../../domain/directory.ts';
@@ -83,7 +84,7 @@ export function accountsStep(gh: Gatehouse) {
         if (accounts.length === 0) return goToStep(gh, res, 'login', request.id);
         return render(res, step, 400, accounts, step.m.sessionGone);
       }
-      if (needsFreshLogin(request, chosen.session)) {
+      if (needsFreshLogin(request, chosen.session) || !(await sessionMeetsFactors(gh.db, chosen.session))) {
         await rememberLoginName(gh.db, request.id, chosen.user.loginName, chosen.user.id);
         return goToStep(gh, res, 'password', request.id);
       }
