@@ -4,6 +4,7 @@
  * /.well-known/oauth-authorization-server (seed §1).
  */
 import type { Gatehouse } from '../context.ts';
+import { ASSERTION_ALGORITHMS } from './assertions.ts';
 import { grantRegistry } from './grants/index.ts';
 import { END_SESSION_PATH } from './end-session.ts';
 import { INTROSPECT_PATH } from './introspect.ts';
@@ -16,7 +17,6 @@ export const DISCOVERY_PATH = '/.well-known/openid-configuration';
 export const KEYS_PATH = '/oauth/v2/keys';
 export const AUTHORIZE_PATH = '/oauth/v2/authorize';
 
-const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 export async function discoveryDocument(gh: Gatehouse): Promise<Record<string, unknown>> {
   const base = gh.config.externalUrl;
@@ -40,11 +40,11 @@ export async function discoveryDocument(gh: Gatehouse): Promise<Record<string, u
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [gh.config.signingAlg],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGORITHMS,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
-    introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGORITHMS,
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGORITHMS,
     claims_supported: [
       'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'c_hash', 'sid', 'act',
       'name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'locale', 'gender', 'updated_at',

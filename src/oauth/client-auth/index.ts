@@ -12,7 +12,8 @@ import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { optional, type Params } from '../form.ts';
 import { parseBasic } from './basic.ts';
-import { ASSERTION_TYPE, assertionIssuer, verifyClientAssertion } from './private-key-jwt.ts';
+import { unverifiedIssuer } from '../assertions.ts';
+import { ASSERTION_TYPE, verifyClientAssertion } from './private-key-jwt.ts';
 import { secretMatches } from './secret.ts';
 
 export type AuthenticatedClient =
@@ -45,7 +46,7 @@ export function presentedCredentials(req: Request, params: Params): Presented | 
   if (assertion !== undefined || assertionType !== undefined) {
     if (assertionType !== ASSERTION_TYPE) throw new InvalidRequest(`client_assertion_type must be ${ASSERTION_TYPE}`);
     if (assertion === undefined) throw new InvalidRequest('client_assertion is required');
-    const issuer = assertionIssuer(assertion);
+    const issuer = unverifiedIssuer(assertion, 'client_assertion');
     if (clientId !== undefined && clientId !== issuer) throw new InvalidRequest('client_id does not match the client assertion');
     return { method: 'private_key_jwt', clientId: issuer, assertion };
   }
