@@ -44,3 +44,8 @@ export function showErrorPage(
 <p>${m.errorAdvice}</p>`;
   sendPage(res, options.status, page({ m, title: m.errorTitle, alert: options.sentence ?? errorSentence(m, options.error), body }));
 }
+
+/** A form whose CSRF token is missing or does not match its cookie: 403, nothing done. */
+export function refuseForgedForm(res: Response, m: Messages): void {
+  showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+}

@@ -12,7 +12,7 @@ import { browserCookie } from '../oauth/browser.ts';
 import { parseParams, readForm } from '../oauth/form.ts';
 import { UI_PATH } from './assets.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid } from './csrf.ts';
-import { showErrorPage } from './error-page.ts';
+import { refuseForgedForm, showErrorPage } from './error-page.ts';
 import { html, type Html } from './html.ts';
 import { negotiateLocale } from './locale.ts';
 import { messagesFor, type Messages } from './messages.ts';
@@ -79,7 +79,7 @@ export async function submitStep(gh: Gatehouse, req: Request, res: Response): Pr
   if (!request) return requestExpired(req, res);
   const m = localeOf(req, request);
   if (!csrfValid(req, form)) {
-    showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+    refuseForgedForm(res, m);
     return undefined;
   }
   return { request, m, csrf: form.get(CSRF_FIELD)!, form };

@@ -1,5 +1,5 @@
 /** Every text of the login UI, in English and German (SPEC §7). Pages take them from here only. */
-import type { Locale } from './locale.ts';
+import { negotiateLocale, type Locale } from './locale.ts';
 import type { PolicyRule } from './password-policy.ts';
 
 export interface Messages {
@@ -253,6 +253,12 @@ const MESSAGES: Record<Locale, Messages> = { en, de };
 
 export function messagesFor(locale: Locale): Messages {
   return MESSAGES[locale];
+}
+
+/** Pages not bound to a sign-in: the language of `ui_locales` among the parameters, then Accept-Language. */
+export function messagesForParams(params: ReadonlyMap<string, string>, acceptLanguage: string | undefined): Messages {
+  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
+  return messagesFor(negotiateLocale(locales, acceptLanguage));
 }
 
 /** The human sentence for an OAuth error code. */

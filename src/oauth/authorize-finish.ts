@@ -5,7 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
+import { attachSession, closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
 import { browserHash, sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
 import { renderErrorPage } from '../login/error-page.ts';
 import { browserCookie } from './browser.ts';
@@ -33,7 +33,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
 
   if (request.responseType === 'code') {
     // The code carries the session; the token endpoint reads the rest from the request row.
-    await gh.db.updateTable('auth_requests').set({ user_id: user.id, session_id: session.id }).where('id', '=', request.id).execute();
+    await attachSession(gh.db, request.id, user.id, session.id);
     const { code } = await issueCode(gh.db, request.id, gh.config.lifetimes.authCode);
     deliver(res, request.redirectUri, request.responseMode, { code, ...base });
     return;

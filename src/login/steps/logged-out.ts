@@ -8,17 +8,19 @@ import { parseParams } from '../../oauth/form.ts';
 import { html } from '../html.ts';
 import { page } from '../layout.ts';
 import { negotiateLocale } from '../locale.ts';
-import { messagesFor } from '../messages.ts';
+import { messagesFor, messagesForParams, type Messages } from '../messages.ts';
 import { sendPage } from '../respond.ts';
 
 export function renderLoggedOutPage(res: Response, options: { locales?: string[]; acceptLanguage?: string | undefined } = {}): void {
-  const m = messagesFor(negotiateLocale(options.locales, options.acceptLanguage));
+  sendLoggedOutPage(res, messagesFor(negotiateLocale(options.locales, options.acceptLanguage)));
+}
+
+function sendLoggedOutPage(res: Response, m: Messages): void {
   sendPage(res, 200, page({ m, title: m.loggedOutTitle, body: html`<p>${m.loggedOutText}</p>` }));
 }
 
 export function loggedOutStep(req: Request, res: Response): void {
   const q = req.originalUrl.indexOf('?');
   const params = parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
-  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
-  renderLoggedOutPage(res, { locales, acceptLanguage: req.headers['accept-language'] });
+  sendLoggedOutPage(res, messagesForParams(params, req.headers['accept-language']));
 }

@@ -7,19 +7,17 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { endSessions, LOGOUT_PARAMS, loggedOutPage, validateLogout } from '../../oauth/end-session.ts';
 import { OAuthError } from '../../oauth/errors.ts';
-import { parseParamsKeepingFirst, readForm, type Params } from '../../oauth/form.ts';
+import { parseParamsKeepingFirst, readForm } from '../../oauth/form.ts';
 import { UI_PATH } from '../assets.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
-import { showErrorPage } from '../error-page.ts';
+import { refuseForgedForm, showErrorPage } from '../error-page.ts';
 import { html } from '../html.ts';
 import { button, page } from '../layout.ts';
-import { negotiateLocale } from '../locale.ts';
-import { messagesFor, type Messages } from '../messages.ts';
+import { messagesForParams, type Messages } from '../messages.ts';
 import { formTargetOf, seeOther, sendPage } from '../respond.ts';
 
-function messagesOf(req: Request, params: Params): Messages {
-  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
-  return messagesFor(negotiateLocale(locales, req.headers['accept-language']));
+function messagesOf(req: Request, params: ReadonlyMap<string, string>): Messages {
+  return messagesForParams(params, req.headers['accept-language']);
 }
 
 function refuse(res: Response, m: Messages, error: unknown): void {
@@ -58,7 +56,7 @@ ${button(m.logoutButton)}
       const form = await readForm(req, gh.config.maxBodyBytes);
       const m = messagesOf(req, form);
       if (!csrfValid(req, form)) {
-        showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+        refuseForgedForm(res, m);
         return;
       }
       const params = new Map(LOGOUT_PARAMS.flatMap((name) => (form.has(name) ? [[name, form.get(name)!] as const] : [])));

@@ -13,11 +13,10 @@ import { verifyEmailCode } from '../../domain/email-codes.ts';
 import { parseParams, readForm } from '../../oauth/form.ts';
 import { UI_PATH } from '../assets.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
-import { showErrorPage } from '../error-page.ts';
+import { refuseForgedForm } from '../error-page.ts';
 import { html } from '../html.ts';
 import { button, field, page } from '../layout.ts';
-import { negotiateLocale } from '../locale.ts';
-import { messagesFor, type Messages } from '../messages.ts';
+import { messagesForParams, type Messages } from '../messages.ts';
 import { sendPage } from '../respond.ts';
 
 export const VERIFY_EMAIL_PATH = `${UI_PATH}/verify-email`;
@@ -34,8 +33,7 @@ interface Fields {
 }
 
 function messagesOf(req: Request, params: ReadonlyMap<string, string>): Messages {
-  const locales = (params.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
-  return messagesFor(negotiateLocale(locales, req.headers['accept-language']));
+  return messagesForParams(params, req.headers['accept-language']);
 }
 
 function clip(value: string | undefined, max: number): string {
@@ -80,7 +78,7 @@ export function verifyEmailStep(gh: Gatehouse) {
       const form = await readForm(req, gh.config.maxBodyBytes);
       const m = messagesOf(req, form);
       if (!csrfValid(req, form)) {
-        showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
+        refuseForgedForm(res, m);
         return;
       }
       const csrf = form.get(CSRF_FIELD)!;
