@@ -5,11 +5,11 @@
  */
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
-import { Secret, TOTP } from 'otpauth';
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import { checkOtpCode } from '../../src/domain/otp.ts';
 import { LOCKOUT_THRESHOLD } from '../../src/login/password-check.ts';
 import { addHuman } from '../login/support.ts';
+import { codeFor, wrongCode } from '../support/totp.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
@@ -50,18 +50,7 @@ function rest(method: string, path: string, token: string, body?: unknown): Prom
   });
 }
 
-function codeFor(secret: string, at = Date.now()): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
-}
 
-/** A 6-digit code that none of the accepted steps around now produces. */
-function wrongCode(secret: string): string {
-  const valid = new Set([-60_000, -30_000, 0, 30_000, 60_000].map((d) => codeFor(secret, Date.now() + d)));
-  for (let n = 0; ; n++) {
-    const candidate = String(n).padStart(6, '0');
-    if (!valid.has(candidate)) return candidate;
-  }
-}
 
 function factorRows(userId: string) {
   return server.running.gh.db.selectFrom('otp_factors').selectAll().where('user_id', '=', userId).execute();

@@ -4,10 +4,10 @@
  * endpoint); wrong and replayed codes are refused and count towards the lockout; the step cannot be
  * reached without the password of the user it asks for.
  */
-import { Secret, TOTP } from 'otpauth';
 import { decodeJwt } from 'jose';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
 import { LOCKOUT_THRESHOLD } from '../../src/login/password-check.ts';
+import { codeFor, wrongCode } from '../support/totp.ts';
 import { IDS, SECRETS } from '../support/fixtures.ts';
 import { basic, postForm } from '../support/http.ts';
 import { addHuman, ALICE, authRequest, Browser, callbackOf, REDIRECT_URI, signIn, stepOf, submit, type LoginServer } from './support.ts';
@@ -16,17 +16,7 @@ import { startLoginServer } from './support.ts';
 let ls: LoginServer;
 let aliceSecret: string;
 
-function codeFor(secret: string, at = Date.now()): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
-}
 
-function wrongCode(secret: string): string {
-  const valid = new Set([-60_000, -30_000, 0, 30_000, 60_000].map((d) => codeFor(secret, Date.now() + d)));
-  for (let n = 0; ; n++) {
-    const candidate = String(n).padStart(6, '0');
-    if (!valid.has(candidate)) return candidate;
-  }
-}
 
 /** A ready factor, verified two steps in the past so that the current code is still unused. */
 async function readyFactor(userId: string, loginName: string): Promise<string> {
