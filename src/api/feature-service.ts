@@ -18,6 +18,8 @@ import { apiError } from './errors.ts';
 export interface FeatureServiceDeps {
   db: DB;
   instanceId: () => string;
+  /** Tells this process at once that instance settings changed (other processes see the event). */
+  changed?: () => void;
 }
 
 export function createFeatureService(deps: FeatureServiceDeps): ServiceImpl<typeof FeatureService> {
@@ -28,12 +30,15 @@ export function createFeatureService(deps: FeatureServiceDeps): ServiceImpl<type
       if (req.oidcTokenExchange !== undefined) changes.oidcTokenExchange = req.oidcTokenExchange;
       if (Object.keys(changes).length === 0) throw apiError(Code.InvalidArgument, 'FEAT-NoChanges', 'no feature to set');
       const details = await setFeatures(deps.db, deps.instanceId(), changes, principal.userId);
+      deps.changed?.();
       return { details: toDetails(details) };
     },
 
     async resetInstanceFeatures(_req, ctx) {
       const principal = requireIamOwner(ctx);
-      return { details: toDetails(await resetFeatures(deps.db, deps.instanceId(), principal.userId)) };
+      const details = await resetFeatures(deps.db, deps.instanceId(), principal.userId);
+      deps.changed?.();
+      return { details: toDetails(details) };
     },
 
     async getInstanceFeatures(req, ctx) {

@@ -53,6 +53,8 @@ export interface ApiDeps {
    * that looks like an unreachable database with 503.
    */
   authenticate(token: string): Promise<Principal>;
+  /** Called after a change this process made (feature flags), so that its caches refresh at once. */
+  changed?: () => void;
   log?: ApiLogger;
 }
 

@@ -1,6 +1,7 @@
 /** Turns a bearer access token into the API's Principal: token verified, user active, roles loaded. */
 import type { Directory } from './directory.ts';
 import type { Principal } from './principal.ts';
+import { activeTokenUser } from './token-user.ts';
 import type { Tokens } from './tokens.ts';
 
 export class InvalidAccessToken extends Error {
@@ -14,9 +15,8 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
   return async (token: string): Promise<Principal> => {
     const claims = await tokens.verifyAccessToken(token);
     if (!claims) throw new InvalidAccessToken('token is invalid, expired or revoked');
-    const user = await directory.user(claims.sub);
-    if (!user || user.instanceId !== instanceId) throw new InvalidAccessToken('token subject does not exist');
-    if (user.state !== 'active') throw new InvalidAccessToken('token subject is not active');
+    const user = await activeTokenUser(directory, instanceId, claims);
+    if (!user) throw new InvalidAccessToken('the subject or actor of the token is not an active user');
     return {
       instanceId,
       userId: user.id,

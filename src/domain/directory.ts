@@ -1,11 +1,12 @@
 /**
  * Read-through caches of the records the hot endpoints need on every request: applications by client
- * id, machine users by user name, users by id. Every change appends an event; the change watcher
+ * id, machine users by user name, users by id, instance settings. Every change appends an event; the change watcher
  * (changes.ts) clears these caches when it sees a new event sequence, in this process and in every
  * other process on the same database.
  */
 import type { DB } from '../store/database.ts';
 import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';
+import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
 import type { RoleGrant } from './principal.ts';
 
 export interface PublicKeyEntry {
@@ -63,6 +64,12 @@ export interface User {
   keys: readonly PublicKeyEntry[];
 }
 
+/** The instance-wide settings read on OAuth requests: feature flags and the impersonation switch. */
+export interface InstanceSettings {
+  features: Record<FeatureName, FeatureState>;
+  enableImpersonation: boolean;
+}
+
 const MAX_ENTRIES = 10_000;
 
 /** A map that empties itself rather than grow without bound (callers can name arbitrary keys). */
@@ -89,6 +96,7 @@ export class Directory {
   readonly #apps = new BoundedCache<Application | undefined>();
   readonly #machines = new BoundedCache<User | undefined>();
   readonly #users = new BoundedCache<User | undefined>();
+  readonly #instances = new BoundedCache<InstanceSettings>();
 
   constructor(db: DB) {
     this.#db = db;
@@ -98,6 +106,18 @@ export class Directory {
     this.#apps.clear();
     this.#machines.clear();
     this.#users.clear();
+    this.#instances.clear();
+  }
+
+  /** Settings of an instance; an unknown instance has the system defaults and no impersonation. */
+  instance(instanceId: string): Promise<InstanceSettings> {
+    return this.#instances.get(instanceId, async () => {
+      const [features, row] = await Promise.all([
+        getFeatures(this.#db, instanceId),
+        this.#db.selectFrom('instances').select('enable_impersonation').where('id', '=', instanceId).executeTakeFirst(),
+      ]);
+      return { features, enableImpersonation: row?.enable_impersonation ?? false };
+    });
   }
 
   application(instanceId: string, clientId: string): Promise<Application | undefined> {

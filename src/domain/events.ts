@@ -1,7 +1,7 @@
 /**
  * The event log. Every change appends one event in the same transaction as the change; the event's
  * global sequence and time are what the API reports as `details` (SPEC §5), and a new sequence tells
- * every server process that its caches are stale (see cache.ts).
+ * every server process that its caches are stale (the change watcher in server/start.ts).
  */
 import type { DB } from '../store/database.ts';
 
@@ -19,6 +19,8 @@ export interface EventInput {
   type: string;
   creator?: string | undefined;
   payload?: Record<string, unknown>;
+  /** A record only (a token exchange): it changes no cached state, so caches are kept. */
+  audit?: boolean;
 }
 
 export async function appendEvent(db: DB, event: EventInput): Promise<ChangeDetails> {
@@ -32,13 +34,19 @@ export async function appendEvent(db: DB, event: EventInput): Promise<ChangeDeta
       event_type: event.type,
       creator: event.creator ?? null,
       payload: JSON.stringify(event.payload ?? {}),
+      ...(event.audit ? { audit: true } : {}),
     })
     .returning(['sequence', 'created_at'])
     .executeTakeFirstOrThrow();
   return { sequence: row.sequence, changeDate: row.created_at, resourceOwner: event.resourceOwner };
 }
 
+/** The last event that changed state (audit records excluded; events_changes_idx answers it). */
 export async function latestSequence(db: DB): Promise<string> {
-  const row = await db.selectFrom('events').select((eb) => eb.fn.max('sequence').as('max')).executeTakeFirst();
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('sequence').as('max'))
+    .where('audit', '=', false)
+    .executeTakeFirst();
   return row?.max === null || row?.max === undefined ? '0' : String(row.max);
 }

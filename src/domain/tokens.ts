@@ -28,6 +28,9 @@ export interface AccessTokenClaims {
   sessionId?: string | undefined;
   /** RFC 8693 §4.1 actor claim. */
   actor?: Record<string, unknown> | undefined;
+  /** When and how the user signed in, when the token came from a sign-in (RFC 9068 §2.2.1). */
+  authTime?: Date | undefined;
+  amr?: string[] | undefined;
 }
 
 export interface IssuedAccessToken {
@@ -102,6 +105,8 @@ export class Tokens {
       grantId: request.grantId,
       sessionId: request.sessionId,
       actor: request.actor,
+      authTime: request.authTime,
+      amr: request.amr,
     };
     if (request.type === 'jwt') {
       const { jwt } = await this.sign(
@@ -118,6 +123,8 @@ export class Tokens {
           ...(claims.grantId ? { gid: claims.grantId } : {}),
           ...(claims.sessionId ? { sid: claims.sessionId } : {}),
           ...(claims.actor ? { act: claims.actor } : {}),
+          ...(request.authTime ? { auth_time: Math.floor(request.authTime.getTime() / 1000) } : {}),
+          ...(request.amr && request.amr.length > 0 ? { amr: request.amr } : {}),
         },
         ACCESS_TOKEN_JWT_TYPE,
       );
@@ -172,10 +179,18 @@ export class Tokens {
       grantId: typeof payload['gid'] === 'string' ? payload['gid'] : undefined,
       sessionId: typeof payload['sid'] === 'string' ? payload['sid'] : undefined,
       actor: typeof payload['act'] === 'object' && payload['act'] !== null ? (payload['act'] as Record<string, unknown>) : undefined,
+      authTime: typeof payload['auth_time'] === 'number' ? new Date(payload['auth_time'] * 1000) : undefined,
+      amr: Array.isArray(payload['amr']) ? payload['amr'].filter((m): m is string => typeof m === 'string') : undefined,
     };
     const ids = [claims.jti, claims.grantId, claims.sessionId].filter((id): id is string => id !== undefined);
-    const revoked = await this.#db.selectFrom('revocations').select('id').where('id', 'in', ids).executeTakeFirst();
-    return revoked ? undefined : claims;
+    return (await this.revoked(ids)) ? undefined : claims;
+  }
+
+  /** Whether any of these token, grant or session ids has been revoked. */
+  async revoked(ids: string[]): Promise<boolean> {
+    if (ids.length === 0) return false;
+    const row = await this.#db.selectFrom('revocations').select('id').where('id', 'in', ids).executeTakeFirst();
+    return row !== undefined;
   }
 
   async #verifyOpaque(token: string, now: number): Promise<AccessTokenClaims | undefined> {
@@ -186,11 +201,8 @@ export class Tokens {
       .where('kind', '=', 'access')
       .executeTakeFirst();
     if (!row || row.revoked_at || row.expires_at.getTime() <= now) return undefined;
-    if (row.grant_id || row.session_id) {
-      const ids = [row.grant_id, row.session_id].filter((id): id is string => id !== null);
-      const revoked = await this.#db.selectFrom('revocations').select('id').where('id', 'in', ids).executeTakeFirst();
-      if (revoked) return undefined;
-    }
+    const ids = [row.grant_id, row.session_id].filter((id): id is string => id !== null);
+    if (await this.revoked(ids)) return undefined;
     return {
       jti: row.id,
       sub: row.subject,
@@ -202,6 +214,8 @@ export class Tokens {
       grantId: row.grant_id ?? undefined,
       sessionId: row.session_id ?? undefined,
       actor: row.actor ?? undefined,
+      authTime: row.auth_time ?? undefined,
+      amr: row.amr ?? undefined,
     };
   }
 

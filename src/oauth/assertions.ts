@@ -34,10 +34,13 @@ export interface AssertionRules {
   /** The request parameter, for messages ("client_assertion", "assertion"). */
   name: string;
   keys: readonly PublicKeyEntry[];
-  /** iss and sub must both name this party. */
+  /** iss must name this party, and so must sub unless `anySubject` (the caller checks sub itself). */
   party: string;
+  anySubject?: boolean;
   audiences: string[];
   requiredClaims: string[];
+  /** The assertion must have been issued (iat) at most this long ago. */
+  maxAgeSeconds?: number;
   now: Date;
   /** The error for an assertion that does not verify (invalid_client or invalid_grant). */
   reject: (detail: string) => OAuthError;
@@ -58,7 +61,8 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
       const { payload } = await jwtVerify(assertion, createPublicKey(entry.pem), {
         algorithms: ASSERTION_ALGORITHMS,
         issuer: rules.party,
-        subject: rules.party,
+        ...(rules.anySubject ? {} : { subject: rules.party }),
+        ...(rules.maxAgeSeconds !== undefined ? { maxTokenAge: rules.maxAgeSeconds } : {}),
         audience: rules.audiences,
         currentDate: rules.now,
         requiredClaims: rules.requiredClaims,

@@ -62,6 +62,13 @@ export class UnsupportedGrantType extends OAuthError {
   }
 }
 
+/** RFC 8693 §2.2.2: the requested audience is not one the presented tokens allow. */
+export class InvalidTarget extends OAuthError {
+  constructor(description: string) {
+    super('invalid_target', 400, description);
+  }
+}
+
 export class UnsupportedTokenType extends OAuthError {
   constructor(description: string) {
     super('unsupported_token_type', 400, description);

@@ -50,18 +50,33 @@ function* strictPairs(text: string): Generator<[string, string]> {
   }
 }
 
-/** The first value of each parameter, and the names that came more than once. */
-export function parseParamsKeepingFirst(text: string): { params: Map<string, string>; repeated: string[] } {
+export interface ParsedParams {
+  /** The first value of each parameter. */
+  params: Map<string, string>;
+  /** The names that came more than once. */
+  repeated: string[];
+  /** Every value of each repeated parameter, in order. */
+  lists: Map<string, string[]>;
+}
+
+export function parseParamsKeepingFirst(text: string): ParsedParams {
   const params = new Map<string, string>();
   const repeated: string[] = [];
+  const lists = new Map<string, string[]>();
   for (const [key, value] of strictPairs(text)) {
-    if (params.has(key)) {
-      if (!repeated.includes(key)) repeated.push(key);
+    const first = params.get(key);
+    if (first !== undefined) {
+      const list = lists.get(key);
+      if (list) list.push(value);
+      else {
+        lists.set(key, [first, value]);
+        repeated.push(key);
+      }
       continue;
     }
     params.set(key, value);
   }
-  return { params, repeated };
+  return { params, repeated, lists };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -69,6 +84,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** The form body of a POST; a missing body is an empty form. */
 export async function readForm(req: Request, maxBytes: number): Promise<Map<string, string>> {
   return parseParams(await readFormText(req, maxBytes));
+}
+
+/** The form body of a POST with repeated parameters kept, for a caller that allows some to repeat. */
+export async function readFormKeepingRepeats(req: Request, maxBytes: number): Promise<ParsedParams> {
+  return parseParamsKeepingFirst(await readFormText(req, maxBytes));
 }
 
 async function readFormText(req: Request, maxBytes: number): Promise<string> {
@@ -89,7 +109,7 @@ async function readFormText(req: Request, maxBytes: number): Promise<string> {
  * Parameters of a GET (query) or POST (form) request, for endpoints that accept both. Repeated
  * parameters are reported, not thrown, so that /authorize can still tell a trusted redirect URI.
  */
-export async function readQueryOrForm(req: Request, maxBytes: number): Promise<{ params: Map<string, string>; repeated: string[] }> {
+export async function readQueryOrForm(req: Request, maxBytes: number): Promise<ParsedParams> {
   if (req.method === 'POST') return parseParamsKeepingFirst(await readFormText(req, maxBytes));
   const query = req.originalUrl.indexOf('?');
   return parseParamsKeepingFirst(query === -1 ? '' : req.originalUrl.slice(query + 1));

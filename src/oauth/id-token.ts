@@ -21,6 +21,8 @@ export interface IdTokenRequest {
   code?: string | undefined;
   userinfoAssertion?: boolean;
   actor?: Record<string, unknown> | undefined;
+  /** Audiences besides the client (token exchange, RFC 8693 §2.1 audience); azp stays the client. */
+  audience?: readonly string[] | undefined;
 }
 
 export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now = Date.now()): Promise<string> {
@@ -30,7 +32,7 @@ export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now =
   const payload: Record<string, unknown> = {
     iss: gh.config.externalUrl,
     sub: request.user.id,
-    aud: [request.clientId],
+    aud: request.audience ? [...new Set([request.clientId, ...request.audience])] : [request.clientId],
     azp: request.clientId,
     exp: iat + gh.config.lifetimes.idToken,
     iat,

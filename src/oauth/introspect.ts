@@ -5,6 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { activeTokenUser } from '../domain/token-user.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { InvalidClient } from './errors.ts';
 import { readForm, required } from './form.ts';
@@ -30,8 +31,8 @@ export function introspectionEndpoint(gh: Gatehouse) {
       res.json({ active: false });
       return;
     }
-    const user = await gh.directory.user(claims.sub);
-    if (!user || user.state === 'inactive') {
+    const user = await activeTokenUser(gh.directory, gh.instanceId, claims);
+    if (!user) {
       res.json({ active: false });
       return;
     }

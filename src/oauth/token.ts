@@ -6,8 +6,8 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { authenticateClient, type AuthenticatedClient } from './client-auth/index.ts';
-import { UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
-import { readForm, required, type Params } from './form.ts';
+import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
+import { readFormKeepingRepeats, required, type Params } from './form.ts';
 import type { Grant } from './grants/grant.ts';
 import { grantRegistry } from './grants/index.ts';
 
@@ -36,14 +36,17 @@ function onlyDeclared(params: Params, grant: Grant): Params {
 export function tokenEndpoint(gh: Gatehouse) {
   const endpointUrl = `${gh.config.externalUrl}${TOKEN_PATH}`;
   return async (req: Request, res: Response): Promise<void> => {
-    const params = await readForm(req, gh.config.maxBodyBytes);
+    const { params, repeated, lists } = await readFormKeepingRepeats(req, gh.config.maxBodyBytes);
+    if (repeated.includes('grant_type')) throw new InvalidRequest('grant_type is repeated');
     const grant = await findGrant(gh, required(params, 'grant_type'));
+    const notRepeatable = repeated.find((name) => !grant.repeatable?.includes(name));
+    if (notRepeatable !== undefined) throw new InvalidRequest(`${notRepeatable} is repeated`);
     const client =
       grant.clientAuth === 'assertion'
         ? undefined
         : await authenticateClient(gh, req, params, { accepted: grant.clientAuth, machines: grant.machines, endpointUrl });
     checkAllowed(grant, client);
-    const response = await grant.handle({ gh, req, params: onlyDeclared(params, grant), client, endpointUrl });
+    const response = await grant.handle({ gh, req, params: onlyDeclared(params, grant), lists, client, endpointUrl });
     res.status(200).json(response);
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { activeTokenUser } from '../domain/token-user.ts';
 import { userClaims } from './claims.ts';
 import { InvalidRequest, InvalidToken, OAuthError } from './errors.ts';
 import { readForm } from './form.ts';
@@ -49,13 +50,12 @@ export function userinfoEndpoint(gh: Gatehouse) {
     const token = await presentedToken(gh, req, res);
     const claims = await gh.tokens.verifyAccessToken(token);
     if (!claims) refuse(res, new InvalidToken('token is invalid, expired or revoked'), 'Bearer error="invalid_token"');
-    const user = await gh.directory.user(claims.sub);
-    if (!user || user.instanceId !== gh.instanceId || user.state !== 'active') {
-      refuse(res, new InvalidToken('the subject of the token is not active'), 'Bearer error="invalid_token"');
-    }
+    const user = await activeTokenUser(gh.directory, gh.instanceId, claims);
+    if (!user) refuse(res, new InvalidToken('the subject or actor of the token is not active'), 'Bearer error="invalid_token"');
     if (!claims.scopes.includes('openid')) {
       refuse(res, new InsufficientScope('the access token lacks the openid scope'), 'Bearer error="insufficient_scope", scope="openid"');
     }
-    res.status(200).json({ sub: user.id, ...userClaims(user, claims.scopes) });
+    // RFC 8693 §4.1: a delegated or impersonating token says who acts.
+    res.status(200).json({ sub: user.id, ...userClaims(user, claims.scopes), ...(claims.actor ? { act: claims.actor } : {}) });
   };
 }

@@ -91,6 +91,14 @@ export async function startServer({ config, log = createLogger(config.logLevel),
   const gh: Gatehouse = { config, db, log, masterKey, keys, directory, tokens, metrics, instanceId };
 
   let discoveryJson = JSON.stringify(await discoveryDocument(gh));
+  const cors = createCors(db, instanceId, config.externalUrl);
+  /** Empties the caches after a change (ours or, through the change watcher, another process's). */
+  const refresh = async (): Promise<void> => {
+    directory.clear();
+    cors.clear();
+    await keys.refresh();
+    discoveryJson = JSON.stringify(await discoveryDocument(gh));
+  };
   const app = createApp(gh, { discoveryJson: () => discoveryJson });
   const api = createApiHandler({
     db,
@@ -98,10 +106,13 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     serviceName: config.serviceName,
     maxBodyBytes: config.maxBodyBytes,
     authenticate: bearerAuthenticator(tokens, directory, instanceId),
+    changed: () => {
+      directory.clear(); // at once: the next token request reads the new flags
+      refresh().catch((error: unknown) => log.warn({ err: error }, 'cache refresh failed'));
+    },
     log,
   }, (router) => registerServices(router, gh));
 
-  const cors = createCors(db, instanceId, config.externalUrl);
   const accessLog = log.isLevelEnabled('debug');
   /** Metrics and the access log (debug level) for one request; returns its request id. */
   const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
@@ -160,10 +171,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
       const latest = await latestSequence(db);
       if (latest !== seen) {
         seen = latest;
-        directory.clear();
-        cors.clear();
-        await keys.refresh();
-        discoveryJson = JSON.stringify(await discoveryDocument(gh));
+        await refresh();
       }
     })()
       .catch((error: unknown) => log.warn({ err: error }, 'change poll failed'))

@@ -132,6 +132,8 @@ export interface EventsTable {
   creator: string | null;
   payload: JSONColumnType<Record<string, unknown>, string | undefined, string>;
   created_at: Timestamp;
+  /** A record of what happened that changes no cached state (2026_11_22_0006). */
+  audit: Generated<boolean>;
 }
 
 export interface SigningKeysTable {
@@ -164,6 +166,8 @@ export interface TokensTable {
   absolute_expires_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
   used_at: NullableTimestamp;
+  /** Refresh families started by a token exchange: the access token type they mint (2026_11_22_0006). */
+  exchanged_as: ColumnType<AccessTokenType | null, AccessTokenType | null | undefined, AccessTokenType | null>;
 }
 
 export interface RevocationsTable {

@@ -18,8 +18,10 @@ export interface TokenResponse {
 export interface GrantContext {
   gh: Gatehouse;
   req: Request;
-  /** Only the parameters this grant declares. */
+  /** Only the parameters this grant declares (the first value of a repeatable one). */
   params: Params;
+  /** Every value of the grant's repeatable parameters that came more than once. */
+  lists: ReadonlyMap<string, readonly string[]>;
   /** Undefined for grants whose assertion authenticates the caller (JWT profile). */
   client: AuthenticatedClient | undefined;
   /** The token endpoint's URL: an accepted audience of assertions. */
@@ -29,6 +31,8 @@ export interface GrantContext {
 export interface Grant {
   grantType: string;
   parameters: readonly string[];
+  /** Parameters that may come more than once (RFC 8693 §2.1 audience, resource); others may not. */
+  repeatable?: readonly string[];
   /** Client authentication methods accepted (seed §4.5), or 'assertion' when the grant's assertion authenticates. */
   clientAuth: readonly AuthMethod[] | 'assertion';
   /** Whether a machine user may be the client (client_credentials). */

@@ -12,7 +12,7 @@ import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
 import { checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
-import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken } from './user-tokens.ts';
+import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, sessionOwner, storeRefreshToken } from './user-tokens.ts';
 
 export const refreshToken: Grant = {
   grantType: 'refresh_token',
@@ -76,7 +76,9 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const family = familyOf(row);
   const granted = await checkScopes(gh, narrowScopes(family.scopes, requested));
   const user = await activeUser(gh, family.subject);
-  await activeSession(gh, family.sessionId, user.id);
+  const owner = sessionOwner(family);
+  if (owner !== user.id) await activeUser(gh, owner); // the actor of an exchanged family, too
+  await activeSession(gh, family.sessionId, owner);
   // issue
   const rotation = await rotate(gh, row, now);
   if (rotation.kind === 'reused') return reuseDetected(gh, row);
@@ -91,5 +93,7 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
     authTime: family.authTime,
     amr: family.amr,
     refreshToken: rotation.token,
+    // a family from a token exchange keeps its type, audience and actor (RFC 8693 §4.1)
+    ...(family.exchangedAs ? { accessTokenType: family.exchangedAs, audience: family.audience, actor: family.actor } : {}),
   });
 }

@@ -13,7 +13,7 @@ import type { Application, User } from '../../domain/directory.ts';
 import { newId, randomToken } from '../../domain/ids.ts';
 import { sessionById } from '../../domain/sessions.ts';
 import type { DB } from '../../store/database.ts';
-import type { TokenRow } from '../../store/schema.ts';
+import type { AccessTokenType, TokenRow } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
@@ -64,6 +64,19 @@ export interface RefreshFamily {
   amr: string[];
   /** The end of the family: absolute lifetime from its start. */
   absoluteExpiresAt: Date;
+  /** RFC 8693 §4.1: who acts for the subject, in families started by a token exchange. */
+  actor?: Record<string, unknown> | undefined;
+  /**
+   * Families started by a token exchange: the access token type they mint. Their audience and actor
+   * stay those of the exchange; a sign-in family's audience follows its scopes.
+   */
+  exchangedAs?: AccessTokenType | undefined;
+}
+
+/** Whose browser session a family depends on: the actor's, when someone acts for the subject. */
+export function sessionOwner(family: Pick<RefreshFamily, 'subject' | 'actor'>): string {
+  const actor = family.actor?.['sub'];
+  return typeof actor === 'string' ? actor : family.subject;
 }
 
 /** The family of a stored refresh token row. */
@@ -78,6 +91,8 @@ export function familyOf(row: TokenRow): RefreshFamily {
     authTime: row.auth_time ?? row.created_at,
     amr: row.amr ?? [],
     absoluteExpiresAt: row.absolute_expires_at ?? row.expires_at,
+    actor: row.actor ?? undefined,
+    exchangedAs: row.exchanged_as ?? undefined,
   };
 }
 
@@ -103,6 +118,8 @@ export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFa
       created_at: now,
       expires_at: new Date(Math.min(idle, family.absoluteExpiresAt.getTime())),
       absolute_expires_at: family.absoluteExpiresAt,
+      actor: family.actor ? JSON.stringify(family.actor) : null,
+      exchanged_as: family.exchangedAs ?? null,
     })
     .execute();
   return token;
@@ -122,6 +139,10 @@ export interface UserTokenRequest {
   nonce?: string | undefined;
   /** A refresh token already stored for the response. */
   refreshToken?: string | undefined;
+  /** Token exchange: the access token type and audience chosen by the exchange, and the actor. */
+  accessTokenType?: AccessTokenType | undefined;
+  audience?: string[] | undefined;
+  actor?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -130,15 +151,17 @@ export interface UserTokenRequest {
  */
 export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): Promise<TokenResponse> {
   const { app, user, granted } = request;
+  const type = request.accessTokenType ?? app.accessTokenType;
   const issued = await gh.tokens.issueAccessToken({
     instanceId: gh.instanceId,
-    type: app.accessTokenType,
+    type,
     subject: user.id,
     clientId: app.clientId,
     scopes: granted.scopes,
-    audience: audienceFor(gh, app.clientId, app.projectId, granted),
+    audience: request.audience ?? audienceFor(gh, app.clientId, app.projectId, granted),
     grantId: request.grantId,
     ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+    ...(request.actor ? { actor: request.actor } : {}),
     authTime: request.authTime,
     amr: request.amr,
   });
@@ -150,8 +173,10 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     amr: request.amr,
     sessionId: request.sessionId,
     userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
+    actor: request.actor,
+    audience: request.audience,
   });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
-  gh.metrics.tokensIssued.inc({ grant: request.grant, type: app.accessTokenType });
+  gh.metrics.tokensIssued.inc({ grant: request.grant, type });
   return response;
 }

@@ -5,6 +5,7 @@ import * as browserSignIn from './2026_11_22_0002_browser_sign_in.ts';
 import * as loginUi from './2026_11_22_0003_login_ui.ts';
 import * as otp from './2026_11_22_0004_otp.ts';
 import * as email from './2026_11_22_0005_email.ts';
+import * as tokenExchange from './2026_11_22_0006_token_exchange.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_0003_login_ui': loginUi,
   '2026_11_22_0004_otp': otp,
   '2026_11_22_0005_email': email,
+  '2026_11_22_0006_token_exchange': tokenExchange,
 };

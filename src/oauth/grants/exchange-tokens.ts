@@ -1,0 +1,159 @@
+/**
+ * The tokens a token exchange accepts (RFC 8693 §3, seed §4.5 type matrix) and how each is verified.
+ * Every refusal is invalid_request (RFC 8693 §2.2.2: an invalid or unacceptable subject or actor
+ * token); the description names the parameter, never why another client's token was refused.
+ *
+ * | type           | subject_token                      | actor_token | requested_token_type |
+ * |----------------|------------------------------------|-------------|----------------------|
+ * | access_token   | JWT or opaque                      | yes         | opaque access token  |
+ * | refresh_token  | no                                 | no          | no                   |
+ * | id_token       | yes                                | yes         | ID token             |
+ * | jwt            | signed by the client, with actor   | no          | JWT access token     |
+ * | <service> user_id | a user id, with actor           | no          | no                   |
+ */
+import type { Gatehouse } from '../../context.ts';
+import type { Application, User } from '../../domain/directory.ts';
+import { verifyOwnJwt } from '../../domain/own-jwt.ts';
+import { activeTokenUser } from '../../domain/token-user.ts';
+import { verifyAssertion } from '../assertions.ts';
+import { InvalidRequest } from '../errors.ts';
+
+const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
+export const ACCESS_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}access_token`;
+export const REFRESH_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}refresh_token`;
+export const ID_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}id_token`;
+export const JWT_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}jwt`;
+
+/** `urn:<service>:params:oauth:token-type:user_id` (GATEHOUSE_SERVICE_NAME, as ZITADEL's `urn:zitadel:…`). */
+export function userIdTokenType(serviceName: string): string {
+  return `urn:${serviceName}:params:oauth:token-type:user_id`;
+}
+
+/** A verified subject or actor token: whom it names and what it carries. */
+export interface PresentedToken {
+  type: string;
+  user: User;
+  /** Undefined for tokens that carry no scopes (ID token, self-signed JWT, user id). */
+  scopes: string[] | undefined;
+  audience: string[];
+  /** The token's own `act` claim (never taken from a self-signed JWT). */
+  actor: Record<string, unknown> | undefined;
+  sessionId: string | undefined;
+  authTime: Date | undefined;
+  amr: string[] | undefined;
+}
+
+/**
+ * The seed's subject_token column. `user` resolves a subject that names its user (self-signed JWT,
+ * user id): only after the actor is known, so that nobody without an actor learns which ids exist.
+ */
+export type SubjectKind = 'token' | 'named';
+
+export function subjectKind(gh: Gatehouse, type: string): SubjectKind {
+  if (type === ACCESS_TOKEN_TYPE || type === ID_TOKEN_TYPE) return 'token';
+  if (type === JWT_TOKEN_TYPE || type === userIdTokenType(gh.config.serviceName)) return 'named';
+  if (type === REFRESH_TOKEN_TYPE) throw new InvalidRequest('a refresh token cannot be exchanged');
+  throw new InvalidRequest(`subject_token_type ${type} is not supported`);
+}
+
+/** The seed's actor_token column: access tokens and ID tokens only. */
+export function checkActorType(gh: Gatehouse, type: string): void {
+  if (type === ACCESS_TOKEN_TYPE || type === ID_TOKEN_TYPE) return;
+  const known = type === REFRESH_TOKEN_TYPE || type === JWT_TOKEN_TYPE || type === userIdTokenType(gh.config.serviceName);
+  throw new InvalidRequest(known ? `actor_token_type ${type} is not allowed` : `actor_token_type ${type} is not supported`);
+}
+
+/** Whether a token's audience lets this client use it (the introspection rule, SPEC §6). */
+function forClient(audience: readonly string[], app: Application): boolean {
+  return audience.includes(app.clientId) || audience.includes(app.projectId);
+}
+
+function invalid(name: string): InvalidRequest {
+  return new InvalidRequest(`${name} is invalid, expired, revoked or not meant for this client`);
+}
+
+function stringList(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined;
+}
+
+/** An access token (JWT or opaque) of ours, valid, unrevoked, for this client, its users active. */
+async function verifyAccess(gh: Gatehouse, token: string, app: Application, name: string): Promise<PresentedToken> {
+  const claims = await gh.tokens.verifyAccessToken(token);
+  if (!claims || !forClient(claims.audience, app)) throw invalid(name);
+  const user = await activeTokenUser(gh.directory, gh.instanceId, claims);
+  if (!user) throw invalid(name);
+  return {
+    type: ACCESS_TOKEN_TYPE,
+    user,
+    scopes: claims.scopes,
+    audience: claims.audience,
+    actor: claims.actor,
+    sessionId: claims.sessionId,
+    authTime: claims.authTime,
+    amr: claims.amr,
+  };
+}
+
+/**
+ * An ID token of ours, unexpired, issued to this client (aud or azp), its browser session not
+ * ended and its users active. ID tokens carry no scopes.
+ */
+async function verifyIdToken(gh: Gatehouse, token: string, app: Application, name: string): Promise<PresentedToken> {
+  const now = Date.now();
+  const verified = token.length <= 8192 ? verifyOwnJwt(token, { typ: 'JWT', issuer: gh.config.externalUrl, now }, (kid) => gh.keys.verificationKey(kid, new Date(now))) : undefined;
+  if (!verified) throw invalid(name);
+  const { sub, aud, azp, sid, act, auth_time: authTime, amr } = verified.payload;
+  const audience = stringList(aud) ?? [];
+  if (typeof sub !== 'string' || !(forClient(audience, app) || azp === app.clientId)) throw invalid(name);
+  const sessionId = typeof sid === 'string' ? sid : undefined;
+  if (sessionId !== undefined && (await gh.tokens.revoked([sessionId]))) throw invalid(name);
+  const actor = typeof act === 'object' && act !== null && !Array.isArray(act) ? (act as Record<string, unknown>) : undefined;
+  const user = await activeTokenUser(gh.directory, gh.instanceId, { sub, actor });
+  if (!user) throw invalid(name);
+  return {
+    type: ID_TOKEN_TYPE,
+    user,
+    scopes: undefined,
+    audience,
+    actor,
+    sessionId,
+    authTime: typeof authTime === 'number' ? new Date(authTime * 1000) : undefined,
+    amr: stringList(amr),
+  };
+}
+
+/** A subject_token or actor_token of type access_token or id_token. */
+export function verifyToken(gh: Gatehouse, token: string, type: string, app: Application, name: string): Promise<PresentedToken> {
+  return type === ID_TOKEN_TYPE ? verifyIdToken(gh, token, app, name) : verifyAccess(gh, token, app, name);
+}
+
+/** Self-signed JWTs are short-lived statements: at most an hour old (as ZITADEL). */
+const SELF_SIGNED_MAX_AGE_SECONDS = 3600;
+
+/**
+ * The user id a named subject stands for: the sub of a JWT the client signed with one of its
+ * registered keys (iss = client id, aud = us, exp and iat required), or the user id itself.
+ */
+export async function namedSubjectId(gh: Gatehouse, token: string, type: string, app: Application, endpointUrl: string): Promise<string> {
+  if (type !== JWT_TOKEN_TYPE) return token;
+  if (app.keys.length === 0) throw new InvalidRequest('subject_token of type jwt needs a key registered for the client');
+  const payload = await verifyAssertion(token, {
+    name: 'subject_token',
+    keys: app.keys,
+    party: app.clientId,
+    anySubject: true,
+    audiences: [gh.config.externalUrl, endpointUrl],
+    requiredClaims: ['exp', 'iat', 'sub'],
+    maxAgeSeconds: SELF_SIGNED_MAX_AGE_SECONDS,
+    now: new Date(),
+    reject: (detail) => new InvalidRequest(detail),
+  });
+  if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidRequest('subject_token has no sub');
+  return payload.sub;
+}
+
+/** A named subject as a presented token: the user's own claims, no scopes, no audience. */
+export function namedSubject(type: string, user: User): PresentedToken {
+  return { type, user, scopes: undefined, audience: [], actor: undefined, sessionId: undefined, authTime: undefined, amr: undefined };
+}

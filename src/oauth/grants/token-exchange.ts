@@ -1,0 +1,257 @@
+/**
+ * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; seed §4.5, SPEC §6): a token
+ * for a subject, exchanged for another with a different type, scope or audience, or for one a
+ * second party uses on the subject's behalf. Behind the instance feature `oidcTokenExchange`.
+ *
+ * Three shapes, decided by the tokens presented:
+ * - exchange: a subject token alone. The result keeps the subject and any `act` the subject token had.
+ * - delegation: a subject token (access or ID token, proof the subject's authority reached this
+ *   client) and an actor token. The result is the subject's, with `act` naming the actor and nesting
+ *   the subject token's own `act` (RFC 8693 §4.1). The actor adds no scopes.
+ * - impersonation: the actor names the subject (a user id, or a JWT the client signed). Needs the
+ *   instance's impersonation switch and an impersonation role of the actor over the subject
+ *   (IAM_ADMIN_IMPERSONATOR: any user; ORG_ADMIN_IMPERSONATOR: users of that org without
+ *   instance-wide roles). Acting as oneself needs neither (a user may always act on itself).
+ *
+ * Scopes: the user-claim scopes (openid, profile, email, phone, address) are free for subjects that
+ * carry no scopes (ID token, named subjects); every other scope (offline_access, audiences) must be
+ * carried by the token that authorizes: the subject token, or the actor token for impersonation.
+ * Audience: a subset of the subject's and actor's audiences (invalid_target), by default the
+ * subject token's (the actor token's for a named subject).
+ *
+ * The result's browser session is the actor token's (the subject token's without an actor): ending
+ * that session, or deactivating the actor, ends the exchanged tokens. Every exchange is an event.
+ */
+import type { Gatehouse } from '../../context.ts';
+import type { Application, User } from '../../domain/directory.ts';
+import { appendEvent } from '../../domain/events.ts';
+import { newId } from '../../domain/ids.ts';
+import type { AccessTokenType } from '../../store/schema.ts';
+import { issueIdToken } from '../id-token.ts';
+import { InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
+import { optional, parseScope, required } from '../form.ts';
+import { checkScopes } from '../scopes.ts';
+import {
+  ACCESS_TOKEN_TYPE,
+  checkActorType,
+  ID_TOKEN_TYPE,
+  JWT_TOKEN_TYPE,
+  namedSubject,
+  namedSubjectId,
+  subjectKind,
+  verifyToken,
+  type PresentedToken,
+} from './exchange-tokens.ts';
+import type { Grant, GrantContext, TokenResponse } from './grant.ts';
+import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken } from './user-tokens.ts';
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+export const tokenExchange: Grant = {
+  grantType: TOKEN_EXCHANGE,
+  parameters: ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'scope', 'audience', 'resource'],
+  repeatable: ['audience', 'resource'],
+  clientAuth: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+  machines: false,
+  async enabled(gh) {
+    return (await gh.directory.instance(gh.instanceId)).features.oidcTokenExchange.enabled;
+  },
+  handle,
+};
+
+/** Scopes that ask for claims about the subject, not for access (see the module comment). */
+const CLAIM_SCOPES: ReadonlySet<string> = new Set(['openid', 'profile', 'email', 'phone', 'address']);
+
+/** Nested `act` claims beyond this depth are refused: a chain of actors, not an unbounded token. */
+const MAX_ACTOR_DEPTH = 5;
+
+/** requested_token_type → what is issued: an access token of a type, or an ID token. */
+const REQUESTED: ReadonlyMap<string, AccessTokenType | 'id_token'> = new Map([
+  [ACCESS_TOKEN_TYPE, 'opaque'],
+  [JWT_TOKEN_TYPE, 'jwt'],
+  [ID_TOKEN_TYPE, 'id_token'],
+]);
+
+type Shape = 'exchange' | 'delegation' | 'impersonation';
+
+interface ExchangeRequest {
+  subjectToken: string;
+  subjectTokenType: string;
+  actorToken: string | undefined;
+  actorTokenType: string | undefined;
+  requestedType: string;
+  scopes: string[];
+  audience: string[];
+}
+
+function parse({ params, lists }: GrantContext): ExchangeRequest {
+  if (params.has('resource')) throw new InvalidRequest('resource is not supported; use audience');
+  const actorToken = optional(params, 'actor_token');
+  const actorTokenType = optional(params, 'actor_token_type');
+  if (actorToken !== undefined && actorTokenType === undefined) throw new InvalidRequest('actor_token_type is required with actor_token');
+  if (actorToken === undefined && actorTokenType !== undefined) throw new InvalidRequest('actor_token_type is given without actor_token');
+  const audienceValues = lists.get('audience') ?? (params.has('audience') ? [params.get('audience')!] : []);
+  return {
+    subjectToken: required(params, 'subject_token'),
+    subjectTokenType: required(params, 'subject_token_type'),
+    actorToken,
+    actorTokenType,
+    requestedType: optional(params, 'requested_token_type') ?? ACCESS_TOKEN_TYPE,
+    scopes: parseScope(required(params, 'scope')),
+    // RFC 8693 §2.1 repeats the parameter; a space-separated list is read the same way
+    audience: [...new Set(audienceValues.flatMap((value) => value.split(' ')).filter((a) => a !== ''))],
+  };
+}
+
+/** Whether `actor` may act as `subject` when it chose the subject itself. */
+function mayImpersonate(actor: User, subject: User): boolean {
+  return actor.roles.some(
+    (grant) =>
+      grant.role === 'IAM_ADMIN_IMPERSONATOR' ||
+      (grant.role === 'ORG_ADMIN_IMPERSONATOR' && (grant.orgId || actor.orgId) === subject.orgId && subject.roles.every((r) => r.orgId !== '')),
+  );
+}
+
+/** The named subject, which the actor must be allowed to impersonate. One answer for unknown and forbidden users. */
+async function impersonated(gh: Gatehouse, userId: string, actor: User): Promise<User> {
+  if (userId === actor.id) return actor;
+  if (!(await gh.directory.instance(gh.instanceId)).enableImpersonation) throw new InvalidRequest('impersonation is not enabled on this instance');
+  const user = await gh.directory.user(userId);
+  if (!user || user.instanceId !== gh.instanceId || user.state !== 'active' || !mayImpersonate(actor, user)) {
+    throw new InvalidRequest('the actor may not impersonate this subject');
+  }
+  return user;
+}
+
+function depth(actor: Record<string, unknown> | undefined): number {
+  let levels = 0;
+  for (let current: unknown = actor; typeof current === 'object' && current !== null; current = (current as Record<string, unknown>)['act']) levels++;
+  return levels;
+}
+
+/** RFC 8693 §4.1: the current actor first, prior actors (the subject token's `act`) nested. */
+function actorClaim(gh: Gatehouse, actor: PresentedToken | undefined, subject: PresentedToken): Record<string, unknown> | undefined {
+  if (!actor) return subject.actor;
+  const act = { iss: gh.config.externalUrl, sub: actor.user.id, ...(subject.actor ? { act: subject.actor } : {}) };
+  if (depth(act) > MAX_ACTOR_DEPTH) throw new InvalidRequest('the chain of actors is too long');
+  return act;
+}
+
+/** See the module comment: claim scopes are free for scope-less subjects; all else the authority must carry. */
+function checkExchangeScopes(requested: string[], subject: PresentedToken, authority: PresentedToken): void {
+  const carried = authority.scopes ?? [];
+  for (const scope of requested) {
+    if (CLAIM_SCOPES.has(scope) && subject.scopes === undefined) continue;
+    if (!carried.includes(scope)) throw new InvalidScope(`scope ${scope} is not carried by the ${authority === subject ? 'subject' : 'actor'} token`);
+  }
+}
+
+/** RFC 8693 §2.1 audience: a subset of what the presented tokens were meant for. */
+function checkAudience(requested: string[], subject: PresentedToken, actor: PresentedToken | undefined): string[] {
+  if (requested.length === 0) return subject.audience.length > 0 ? subject.audience : (actor?.audience ?? []);
+  const allowed = new Set([...subject.audience, ...(actor?.audience ?? [])]);
+  const foreign = requested.find((a) => !allowed.has(a));
+  if (foreign !== undefined) throw new InvalidTarget(`audience ${foreign} is not an audience of the subject or actor token`);
+  return requested;
+}
+
+/** The subject and actor tokens, verified in an order that tells nobody without an actor anything. */
+async function presented(gh: Gatehouse, request: ExchangeRequest, app: Application, endpointUrl: string): Promise<{ subject: PresentedToken; actor: PresentedToken | undefined; shape: Shape }> {
+  const kind = subjectKind(gh, request.subjectTokenType);
+  if (request.actorTokenType !== undefined) checkActorType(gh, request.actorTokenType);
+  if (kind === 'named' && request.actorToken === undefined) {
+    throw new InvalidRequest(`subject_token_type ${request.subjectTokenType} is only accepted with an actor_token`);
+  }
+  const actor = request.actorToken === undefined ? undefined : await verifyToken(gh, request.actorToken, request.actorTokenType!, app, 'actor_token');
+  if (actor?.actor !== undefined) throw new InvalidRequest('actor_token was itself issued to an actor; present the token of the acting user');
+  if (kind === 'token') {
+    const subject = await verifyToken(gh, request.subjectToken, request.subjectTokenType, app, 'subject_token');
+    return { subject, actor, shape: actor ? 'delegation' : 'exchange' };
+  }
+  const userId = await namedSubjectId(gh, request.subjectToken, request.subjectTokenType, app, endpointUrl);
+  return { subject: namedSubject(request.subjectTokenType, await impersonated(gh, userId, actor!.user)), actor, shape: 'impersonation' };
+}
+
+async function handle(ctx: GrantContext): Promise<TokenResponse> {
+  const { gh, client, endpointUrl } = ctx;
+  // parse
+  const request = parse(ctx);
+  const issue = REQUESTED.get(request.requestedType);
+  if (issue === undefined) throw new InvalidRequest(`requested_token_type ${request.requestedType} is not supported`);
+  const app = applicationOf(client, TOKEN_EXCHANGE);
+  // validate
+  const { subject, actor, shape } = await presented(gh, request, app, endpointUrl);
+  const granted = await checkScopes(gh, request.scopes);
+  checkExchangeScopes(granted.scopes, subject, shape === 'impersonation' ? actor! : subject);
+  const audience = checkAudience(request.audience, subject, actor);
+  const act = actorClaim(gh, actor, subject);
+  const source = actor ?? subject; // whose sign-in the result rests on
+  const sessionId = source.sessionId;
+  const authTime = source.authTime ?? new Date();
+  const amr = source.amr ?? [];
+  // issue
+  const grantId = newId();
+  // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6),
+  // and never with an ID token, which cannot be refreshed
+  const offline = granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token';
+  const scopes = offline ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
+  let response: TokenResponse;
+  if (issue === 'id_token') {
+    const idToken = await issueIdToken(gh, { user: subject.user, clientId: app.clientId, scopes: scopes.scopes, authTime, amr, sessionId, actor: act, audience });
+    response = { access_token: idToken, token_type: 'N_A', expires_in: gh.config.lifetimes.idToken, scope: scopes.scopes.join(' ') };
+    gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
+  } else {
+    const refreshToken = offline
+      ? await storeRefreshToken(gh, gh.db, {
+          grantId,
+          clientId: app.clientId,
+          subject: subject.user.id,
+          sessionId,
+          scopes: scopes.scopes,
+          audience,
+          authTime,
+          amr,
+          absoluteExpiresAt: new Date(Date.now() + gh.config.lifetimes.refreshAbsolute * 1000),
+          actor: act,
+          exchangedAs: issue,
+        })
+      : undefined;
+    response = await mintUserTokens(gh, {
+      grant: 'token_exchange',
+      app,
+      user: subject.user,
+      granted: scopes,
+      grantId,
+      sessionId,
+      authTime,
+      amr,
+      refreshToken,
+      accessTokenType: issue,
+      audience,
+      actor: act,
+    });
+  }
+  response.issued_token_type = request.requestedType;
+  await appendEvent(gh.db, {
+    instanceId: gh.instanceId,
+    aggregateType: 'user',
+    aggregateId: subject.user.id,
+    resourceOwner: subject.user.orgId,
+    type: 'user.token.exchanged',
+    creator: actor?.user.id ?? subject.user.id,
+    payload: {
+      clientId: app.clientId,
+      shape,
+      subject: subject.user.id,
+      ...(actor ? { actor: actor.user.id } : {}),
+      subjectTokenType: request.subjectTokenType,
+      ...(request.actorTokenType ? { actorTokenType: request.actorTokenType } : {}),
+      issuedTokenType: request.requestedType,
+      scopes: scopes.scopes,
+      audience,
+      grantId,
+    },
+    audit: true,
+  });
+  return response;
+}
