@@ -114,6 +114,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const bootstrap = {
+    features: { oidcTokenExchange: true },
     orgs: [
       {
         name: 'Bench',
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
                 authMethod: 'client_secret_basic',
                 redirectUris: ['http://127.0.0.1:18099/callback'],
                 responseTypes: ['code'],
-                grantTypes: ['authorization_code'],
+                grantTypes: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'],
                 accessTokenType: 'jwt',
               },
             ],
@@ -205,11 +206,22 @@ async function main(): Promise<void> {
     const flow = await measureFlows(flowOptions, 8, seconds);
     // The identity API with a user's token (scope openid and the API audience).
     const userToken = await codeFlow({ ...flowOptions, scope: 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud' });
+    const exchangeSubject = await codeFlow({ ...flowOptions, scope: 'openid profile' });
     const bearer = { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' };
     const aliceId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
     results.push(
       await load('AddMyAuthFactorOTP (REST)', { url: `${url}/auth/v1/users/me/auth_factors/otp`, method: 'POST', headers: bearer, body: '{}' }, server.pid),
       await load('ResendContactEmailCode returnCode', { url: `${url}/v3alpha/users/${aliceId}/email/resend`, method: 'POST', headers: bearer, body: '{"returnCode":{}}' }, server.pid),
+    );
+    // Token exchange (RFC 8693): the user's JWT access token for an opaque one with a narrower scope.
+    const exchangeBody = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: exchangeSubject,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      scope: 'profile',
+    }).toString();
+    results.push(
+      await load('token exchange (JWT → opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('bench-web', 'bench-web-secret') }, body: exchangeBody }, server.pid),
     );
     await loadAddOtpOverGrpc(url, userToken, connections, 2); // warm-up
     const grpc = await loadAddOtpOverGrpc(url, userToken, connections, seconds);

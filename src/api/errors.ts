@@ -7,6 +7,7 @@
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
+import { isDataException } from '../server/errors.ts';
 import type { ApiLogger } from './logger.ts';
 
 export function apiError(code: Code, id: string, message: string, metadata?: Record<string, string>): ConnectError {
@@ -43,6 +44,11 @@ export function publicError(cause: unknown): ConnectError {
   if (isUnavailable(cause)) {
     return new ConnectError('service temporarily unavailable', Code.Unavailable, undefined, [
       { desc: ErrorDetailSchema, value: { id: 'API-Unavailable', message: 'service temporarily unavailable' } },
+    ], cause);
+  }
+  if (isDataException(cause)) {
+    return new ConnectError('a value in the request cannot be processed', Code.InvalidArgument, undefined, [
+      { desc: ErrorDetailSchema, value: { id: 'API-InvalidValue', message: 'a value in the request cannot be processed' } },
     ], cause);
   }
   return new ConnectError('internal error', Code.Internal, undefined, [

@@ -50,3 +50,22 @@ export async function latestSequence(db: DB): Promise<string> {
     .executeTakeFirst();
   return row?.max === null || row?.max === undefined ? '0' : String(row.max);
 }
+
+/** How far back a change that commits after later ones is still noticed (sequence numbers). */
+const LATE_COMMIT_WINDOW = 1000n;
+
+/**
+ * What the change watcher compares: the last sequence, and how many changes the last sequence
+ * numbers hold. Sequence numbers are taken when a transaction inserts, not when it commits, so a
+ * change may become visible below a sequence already seen; the count still moves then.
+ */
+export async function changeMark(db: DB): Promise<string> {
+  const last = await latestSequence(db);
+  const recent = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('audit', '=', false)
+    .where('sequence', '>', (BigInt(last) - LATE_COMMIT_WINDOW).toString())
+    .executeTakeFirst();
+  return `${last}/${recent?.count ?? 0}`;
+}

@@ -19,8 +19,18 @@ export class OAuthError extends Error {
   }
 
   body(): Record<string, string> {
-    return { error: this.error, error_description: this.description };
+    return { error: this.error, error_description: publicText(this.description) };
   }
+}
+
+/**
+ * RFC 6749 §5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. Descriptions may quote
+ * what the client sent (a token type, an audience) or a library's words: quotes become apostrophes,
+ * backslashes slashes, anything else outside the set '?', and it is cut short.
+ */
+function publicText(text: string): string {
+  const safe = text.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  return safe.length > 300 ? `${safe.slice(0, 297)}...` : safe;
 }
 
 export class InvalidRequest extends OAuthError {

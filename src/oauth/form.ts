@@ -42,11 +42,15 @@ function* strictPairs(text: string): Generator<[string, string]> {
     const eq = part.indexOf('=');
     const rawKey = eq === -1 ? part : part.slice(0, eq);
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    let pair: [string, string];
     try {
-      yield [decodeURIComponent(rawKey.replace(/\+/g, ' ')), decodeURIComponent(rawValue.replace(/\+/g, ' '))];
+      pair = [decodeURIComponent(rawKey.replace(/\+/g, ' ')), decodeURIComponent(rawValue.replace(/\+/g, ' '))];
     } catch {
       throw new InvalidRequest('request parameters are not correctly percent-encoded UTF-8');
     }
+    // No OAuth parameter has a use for U+0000, and PostgreSQL text cannot hold it.
+    if (pair[0].includes('\0') || pair[1].includes('\0')) throw new InvalidRequest('request parameters must not contain NUL characters');
+    yield pair;
   }
 }
 

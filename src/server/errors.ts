@@ -19,9 +19,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout/i.test(message);
 }
 
+/**
+ * Whether PostgreSQL refused a value the request carried (SQLSTATE class 22, data exception: a NUL
+ * character, a number out of range, text that is not valid in the encoding): bad input, not a bug.
+ */
+export function isDataException(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
+}
+
 export function toOAuthError(error: unknown): OAuthError {
   if (error instanceof OAuthError) return error;
   if (isDatabaseUnavailable(error)) return new TemporarilyUnavailable(error instanceof Error ? error.message : 'database unavailable');
+  if (isDataException(error)) return new OAuthError('invalid_request', 400, 'a request parameter has a value that cannot be processed');
   // express.raw / body parsing errors carry a 4xx status of their own
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -15,7 +15,7 @@ import type { Gatehouse } from '../context.ts';
 import { bearerAuthenticator } from '../domain/authenticate.ts';
 import { MasterKey } from '../domain/crypto.ts';
 import { Directory } from '../domain/directory.ts';
-import { latestSequence } from '../domain/events.ts';
+import { changeMark } from '../domain/events.ts';
 import { KeyStore } from '../domain/keys.ts';
 import { Tokens } from '../domain/tokens.ts';
 import { createSmtpTransport } from '../mail/smtp.ts';
@@ -162,13 +162,13 @@ export async function startServer({ config, log = createLogger(config.logLevel),
   });
 
   // The change watcher: a new event sequence anywhere on this database clears the caches.
-  let seen = await latestSequence(db);
+  let seen = await changeMark(db);
   let polling = false;
   const poll = setInterval(() => {
     if (polling) return;
     polling = true;
     (async () => {
-      const latest = await latestSequence(db);
+      const latest = await changeMark(db);
       if (latest !== seen) {
         seen = latest;
         await refresh();

@@ -168,6 +168,8 @@ export interface TokensTable {
   used_at: NullableTimestamp;
   /** Refresh families started by a token exchange: the access token type they mint (2026_11_22_0006). */
   exchanged_as: ColumnType<AccessTokenType | null, AccessTokenType | null | undefined, AccessTokenType | null>;
+  /** Refresh tokens of an impersonation: the actor's right is checked again at every refresh. */
+  impersonation: Generated<boolean>;
 }
 
 export interface RevocationsTable {

@@ -36,12 +36,12 @@ interface Ctx {
   url: string;
 }
 
-/** One server for the enclosing describe. */
-function serverFor(env: Record<string, string> = {}): Ctx {
+/** One server for the enclosing describe; `shape` may change the bootstrap document first. */
+function serverFor(env: Record<string, string> = {}, shape: (document: Record<string, unknown>) => Record<string, unknown> = (d) => d): Ctx {
   const ctx = {} as Ctx;
   beforeAll(async () => {
     ctx.fx = fixture();
-    ctx.server = await startTestServer(ctx.fx.document, env);
+    ctx.server = await startTestServer(shape(structuredClone(ctx.fx.document)), env);
     ctx.url = ctx.server.url;
   });
   afterAll(async () => {
@@ -540,6 +540,18 @@ describe('OAuth endpoints with malformed requests', () => {
       expectOAuthError(reply, 400, 'invalid_request', 'authorization header is malformed');
     });
 
+    // PostgreSQL text cannot hold U+0000: a NUL once reached the database and came back as a 500.
+    it('a NUL character in a parameter is invalid_request', async () => {
+      const body = `${new URLSearchParams(endpoint.valid).toString()}&client_id=a%00b`;
+      const reply = await postForm(url(), body, { authorization: endpoint.authorization });
+      expectOAuthError(reply, 400, 'invalid_request', 'request parameters must not contain NUL characters');
+    });
+
+    it('a Basic client id with a NUL character names no client: 401 invalid_client', async () => {
+      const reply = await postForm(url(), endpoint.valid, { authorization: basic('shop\u0000api', SECRETS.api) });
+      expectOAuthError(reply, 401, 'invalid_client', 'client authentication failed');
+    });
+
     it('a Basic header whose credentials are not UTF-8 names no client: 401 invalid_client with a Basic challenge', async () => {
       const reply = await postForm(url(), endpoint.valid, { authorization: `Basic ${Buffer.from([0xff, 0x3a, 0xfe]).toString('base64')}` });
       expectOAuthError(reply, 401, 'invalid_client', 'client authentication failed');
@@ -582,6 +594,16 @@ describe('REST API with malformed requests', () => {
 
   it('invalid UTF-8 is 400 InvalidArgument', async () => {
     expectApiError(await put(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])), 400, 3, 'request body is not valid UTF-8');
+  });
+
+  // PostgreSQL refuses U+0000 in text (SQLSTATE 22021); that once came back as a 500.
+  it('a NUL character in a path parameter is 400 InvalidArgument', async () => {
+    const reply = await request(`${ctx.url}/v3alpha/users/a%00b/email/resend`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"returnCode":{}}',
+    });
+    expectApiError(reply, 400, 3, 'a value in the request cannot be processed');
   });
 
   it('a text/plain body is 415', async () => {
@@ -845,6 +867,98 @@ describe('Connect and gRPC with compressed bodies that do not decompress', () =>
       expect(reply.grpcStatus).toBe('3');
     } finally {
       session.close();
+    }
+  });
+
+  stillHealthy(ctx);
+});
+
+// ---------------------------------------------------------------------------------------------
+// 5b. Token exchange with bad tokens and parameters
+// ---------------------------------------------------------------------------------------------
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+
+describe('token exchange with bad tokens and parameters', () => {
+  const ctx = serverFor({}, (document) => {
+    const apps = (document as { orgs: Array<{ projects?: Array<{ apps: unknown[] }> }> }).orgs[0]!.projects![0]!.apps;
+    apps.push({
+      name: 'exchange',
+      clientId: 'shop-exchange',
+      clientSecret: 'shop-exchange-secret',
+      authMethod: 'client_secret_basic',
+      grantTypes: [TOKEN_EXCHANGE],
+      accessTokenType: 'jwt',
+    });
+    return { ...document, features: { oidcTokenExchange: true }, security: { enableImpersonation: true } };
+  });
+  const auth = { authorization: basic('shop-exchange', 'shop-exchange-secret') };
+  let genuine = '';
+  const exchange = (params: Record<string, string> | string): Promise<Reply> =>
+    postForm(`${ctx.url}/oauth/v2/token`, typeof params === 'string' ? `grant_type=${encodeURIComponent(TOKEN_EXCHANGE)}&${params}` : { grant_type: TOKEN_EXCHANGE, ...params }, auth);
+
+  beforeAll(async () => {
+    // a machine token whose audience names the exchanging app's project
+    genuine = await machineToken(ctx.url, 'reporter', `openid urn:gatehouse:iam:org:project:id:${IDS.project}:aud`);
+  });
+
+  it('the genuine token exchanges', async () => {
+    const reply = await exchange({ subject_token: genuine, subject_token_type: ACCESS_TOKEN_TYPE, scope: 'openid' });
+    expect(reply.status).toBe(200);
+  });
+
+  it.each([
+    ['three dots', '...'],
+    ['three segments of garbage', 'a.b.c'],
+    ['a JWT whose payload is not JSON', `${b64json({ alg: 'RS256', typ: 'at+jwt', kid: 'x' })}.bm90IGpzb24.c2ln`],
+    ['an unsigned JWT (alg none)', `${b64json({ alg: 'none', typ: 'at+jwt' })}.${b64json({ sub: IDS.alice, iss: 'x' })}.`],
+    ['a JWT whose act is a string', `${b64json({ alg: 'RS256', typ: 'at+jwt', kid: 'x' })}.${b64json({ sub: IDS.alice, act: 'admin' })}.c2ln`],
+    ['60 KB of letters', 'A'.repeat(60 * KIB)],
+  ])('a subject token that is %s is invalid_request', async (_name, token) => {
+    const reply = await exchange({ subject_token: token, subject_token_type: ACCESS_TOKEN_TYPE, scope: 'openid' });
+    expectOAuthError(reply, 400, 'invalid_request', 'subject_token is invalid, expired, revoked or not meant for this client');
+    const asId = await exchange({ subject_token: token, subject_token_type: ID_TOKEN_TYPE, scope: 'openid' });
+    expectOAuthError(asId, 400, 'invalid_request', 'subject_token is invalid, expired, revoked or not meant for this client');
+  });
+
+  it('an access token presented as an ID token (type confusion) is invalid_request', async () => {
+    const reply = await exchange({ subject_token: genuine, subject_token_type: ID_TOKEN_TYPE, scope: 'openid' });
+    expectOAuthError(reply, 400, 'invalid_request', 'subject_token is invalid, expired, revoked or not meant for this client');
+  });
+
+  it('a garbage actor token is invalid_request', async () => {
+    const reply = await exchange({ subject_token: genuine, subject_token_type: ACCESS_TOKEN_TYPE, actor_token: 'x.y.z', actor_token_type: ACCESS_TOKEN_TYPE, scope: 'openid' });
+    expectOAuthError(reply, 400, 'invalid_request', 'actor_token is invalid, expired, revoked or not meant for this client');
+  });
+
+  it('a token type with a NUL character is invalid_request', async () => {
+    const reply = await exchange(`subject_token=${genuine}&subject_token_type=urn%00x&scope=openid`);
+    expectOAuthError(reply, 400, 'invalid_request', 'request parameters must not contain NUL characters');
+  });
+
+  it('a token type with quotes, backslashes and non-ASCII is refused with a description in RFC 6749 characters', async () => {
+    const reply = await exchange({ subject_token: genuine, subject_token_type: 'urn:"evil"\\\u00e9\u2028', scope: 'openid' });
+    expectOAuthError(reply, 400, 'invalid_request', "subject_token_type urn:'evil'/?? is not supported");
+  });
+
+  it('2,000 audience parameters within the body limit are answered, not choked on', async () => {
+    const body = `subject_token=${genuine}&subject_token_type=${encodeURIComponent(ACCESS_TOKEN_TYPE)}&scope=openid${`&audience=${IDS.project}`.repeat(2000)}`;
+    const reply = await exchange(body);
+    expect(reply.status).toBe(200);
+    const foreign = await exchange(`${body}&audience=${'x'.repeat(2000)}`);
+    expectOAuthError(foreign, 400, 'invalid_target');
+    expect(String(foreign.json['error_description']).length).toBeLessThanOrEqual(300);
+  });
+
+  it('an empty scope, an empty subject token and an empty type are each invalid_request', async () => {
+    for (const params of [
+      { subject_token: genuine, subject_token_type: ACCESS_TOKEN_TYPE, scope: '' },
+      { subject_token: '', subject_token_type: ACCESS_TOKEN_TYPE, scope: 'openid' },
+      { subject_token: genuine, subject_token_type: '', scope: 'openid' },
+    ]) {
+      expectOAuthError(await exchange(params), 400, 'invalid_request');
     }
   });
 

@@ -16,6 +16,7 @@ export function parseBasic(header: string): BasicCredentials {
     const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
     const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
     if (clientId === '') throw new InvalidClient('empty client id in basic credentials', true);
+    if (clientId.includes('\0')) throw new InvalidClient('a client id with NUL names no client', true);
     return { clientId, secret };
   } catch (error) {
     if (error instanceof InvalidClient) throw error;

@@ -16,6 +16,7 @@ import type { Application, User } from '../../domain/directory.ts';
 import { verifyOwnJwt } from '../../domain/own-jwt.ts';
 import { activeTokenUser } from '../../domain/token-user.ts';
 import { verifyAssertion } from '../assertions.ts';
+import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidRequest } from '../errors.ts';
 
 const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
@@ -39,6 +40,8 @@ export interface PresentedToken {
   /** The token's own `act` claim (never taken from a self-signed JWT). */
   actor: Record<string, unknown> | undefined;
   sessionId: string | undefined;
+  /** The family (code or refresh grant) the token belongs to; ID tokens and named subjects have none. */
+  grantId: string | undefined;
   authTime: Date | undefined;
   amr: string[] | undefined;
 }
@@ -90,6 +93,7 @@ async function verifyAccess(gh: Gatehouse, token: string, app: Application, name
     audience: claims.audience,
     actor: claims.actor,
     sessionId: claims.sessionId,
+    grantId: claims.grantId,
     authTime: claims.authTime,
     amr: claims.amr,
   };
@@ -118,14 +122,21 @@ async function verifyIdToken(gh: Gatehouse, token: string, app: Application, nam
     audience,
     actor,
     sessionId,
+    grantId: undefined,
     authTime: typeof authTime === 'number' ? new Date(authTime * 1000) : undefined,
     amr: stringList(amr),
   };
 }
 
-/** A subject_token or actor_token of type access_token or id_token. */
-export function verifyToken(gh: Gatehouse, token: string, type: string, app: Application, name: string): Promise<PresentedToken> {
-  return type === ID_TOKEN_TYPE ? verifyIdToken(gh, token, app, name) : verifyAccess(gh, token, app, name);
+/**
+ * A subject_token or actor_token of type access_token or id_token. ID tokens travel through
+ * browsers (id_token_hint in logout URLs) and cannot be revoked with their grant, so only a client
+ * that authenticates may present one: a public client could not tell its own from a leaked one.
+ */
+export function verifyToken(gh: Gatehouse, token: string, type: string, client: { app: Application; method: AuthMethod }, name: string): Promise<PresentedToken> {
+  if (type !== ID_TOKEN_TYPE) return verifyAccess(gh, token, client.app, name);
+  if (client.method === 'none') throw new InvalidRequest(`${name} of type id_token is accepted only from a client that authenticates`);
+  return verifyIdToken(gh, token, client.app, name);
 }
 
 /** Self-signed JWTs are short-lived statements: at most an hour old (as ZITADEL). */
@@ -155,5 +166,5 @@ export async function namedSubjectId(gh: Gatehouse, token: string, type: string,
 
 /** A named subject as a presented token: the user's own claims, no scopes, no audience. */
 export function namedSubject(type: string, user: User): PresentedToken {
-  return { type, user, scopes: undefined, audience: [], actor: undefined, sessionId: undefined, authTime: undefined, amr: undefined };
+  return { type, user, scopes: undefined, audience: [], actor: undefined, sessionId: undefined, grantId: undefined, authTime: undefined, amr: undefined };
 }

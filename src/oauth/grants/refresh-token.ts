@@ -12,7 +12,8 @@ import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
 import { checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
-import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, sessionOwner, storeRefreshToken } from './user-tokens.ts';
+import { stillExchangeable } from './token-exchange.ts';
+import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken } from './user-tokens.ts';
 
 export const refreshToken: Grant = {
   grantType: 'refresh_token',
@@ -76,9 +77,9 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const family = familyOf(row);
   const granted = await checkScopes(gh, narrowScopes(family.scopes, requested));
   const user = await activeUser(gh, family.subject);
-  const owner = sessionOwner(family);
-  if (owner !== user.id) await activeUser(gh, owner); // the actor of an exchanged family, too
-  await activeSession(gh, family.sessionId, owner);
+  if (family.exchangedAs) await stillExchangeable(gh, family);
+  // an exchanged family's session is its authority's: the subject's, or the impersonator's
+  await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);
   // issue
   const rotation = await rotate(gh, row, now);
   if (rotation.kind === 'reused') return reuseDetected(gh, row);

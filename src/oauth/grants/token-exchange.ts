@@ -7,20 +7,19 @@
  * - exchange: a subject token alone. The result keeps the subject and any `act` the subject token had.
  * - delegation: a subject token (access or ID token, proof the subject's authority reached this
  *   client) and an actor token. The result is the subject's, with `act` naming the actor and nesting
- *   the subject token's own `act` (RFC 8693 §4.1). The actor adds no scopes.
+ *   the subject token's own `act` (RFC 8693 §4.1).
  * - impersonation: the actor names the subject (a user id, or a JWT the client signed). Needs the
  *   instance's impersonation switch and an impersonation role of the actor over the subject
  *   (IAM_ADMIN_IMPERSONATOR: any user; ORG_ADMIN_IMPERSONATOR: users of that org without
  *   instance-wide roles). Acting as oneself needs neither (a user may always act on itself).
  *
- * Scopes: the user-claim scopes (openid, profile, email, phone, address) are free for subjects that
- * carry no scopes (ID token, named subjects); every other scope (offline_access, audiences) must be
- * carried by the token that authorizes: the subject token, or the actor token for impersonation.
- * Audience: a subset of the subject's and actor's audiences (invalid_target), by default the
- * subject token's (the actor token's for a named subject).
- *
- * The result's browser session is the actor token's (the subject token's without an actor): ending
- * that session, or deactivating the actor, ends the exchanged tokens. Every exchange is an event.
+ * The authority of the result is the subject token, or the actor token for impersonation: scopes
+ * beyond the user-claim scopes (openid, profile, email, phone, address; free only for subjects that
+ * carry no scopes) must be carried by it, and the result joins its grant (revoking that family
+ * revokes the result; a refresh token never outlives it) and its browser session (ending that
+ * session ends the result). The audience is a subset of the subject token's; the actor token's
+ * audience counts too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target).
+ * Every exchange is an audit event.
  */
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
@@ -28,7 +27,9 @@ import { appendEvent } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import type { AccessTokenType } from '../../store/schema.ts';
 import { issueIdToken } from '../id-token.ts';
-import { InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
+import { activeTokenUser } from '../../domain/token-user.ts';
+import type { AuthMethod } from '../../store/schema.ts';
+import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
 import { checkScopes } from '../scopes.ts';
 import {
@@ -43,7 +44,7 @@ import {
   type PresentedToken,
 } from './exchange-tokens.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
-import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken } from './user-tokens.ts';
+import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
@@ -103,8 +104,8 @@ function parse({ params, lists }: GrantContext): ExchangeRequest {
   };
 }
 
-/** Whether `actor` may act as `subject` when it chose the subject itself. */
-function mayImpersonate(actor: User, subject: User): boolean {
+/** Whether `actor` holds an impersonation role over `subject` (the switch aside). */
+function hasImpersonationRole(actor: User, subject: User): boolean {
   return actor.roles.some(
     (grant) =>
       grant.role === 'IAM_ADMIN_IMPERSONATOR' ||
@@ -112,15 +113,37 @@ function mayImpersonate(actor: User, subject: User): boolean {
   );
 }
 
+/** Whether `actor` may act as `subject` of its own choosing: itself, or by role with the switch on. */
+async function mayImpersonate(gh: Gatehouse, actor: User, subject: User): Promise<boolean> {
+  if (actor.id === subject.id) return true;
+  return (await gh.directory.instance(gh.instanceId)).enableImpersonation && hasImpersonationRole(actor, subject);
+}
+
+/** A user id as it can name a user: anything else names nobody (and never reaches the database). */
+const USER_ID = /^[\x21-\x7e]{1,200}$/;
+
 /** The named subject, which the actor must be allowed to impersonate. One answer for unknown and forbidden users. */
 async function impersonated(gh: Gatehouse, userId: string, actor: User): Promise<User> {
   if (userId === actor.id) return actor;
   if (!(await gh.directory.instance(gh.instanceId)).enableImpersonation) throw new InvalidRequest('impersonation is not enabled on this instance');
-  const user = await gh.directory.user(userId);
-  if (!user || user.instanceId !== gh.instanceId || user.state !== 'active' || !mayImpersonate(actor, user)) {
+  const user = USER_ID.test(userId) ? await gh.directory.user(userId) : undefined;
+  if (!user || user.instanceId !== gh.instanceId || user.state !== 'active' || !hasImpersonationRole(actor, user)) {
     throw new InvalidRequest('the actor may not impersonate this subject');
   }
   return user;
+}
+
+/**
+ * At every refresh of an exchanged family: the actors are still active (and, for an impersonation,
+ * still allowed to impersonate the subject), and token exchange is still on.
+ */
+export async function stillExchangeable(gh: Gatehouse, family: RefreshFamily): Promise<void> {
+  if (!(await tokenExchange.enabled!(gh))) throw new InvalidGrant('token exchange is no longer enabled');
+  const subject = await activeTokenUser(gh.directory, gh.instanceId, { sub: family.subject, actor: family.actor });
+  if (!subject) throw new InvalidGrant('the subject or an actor of the grant is not active');
+  if (!family.impersonation) return;
+  const actor = typeof family.actor?.['sub'] === 'string' ? await gh.directory.user(family.actor['sub']) : undefined;
+  if (!actor || !(await mayImpersonate(gh, actor, subject))) throw new InvalidGrant('the actor may no longer impersonate the subject');
 }
 
 function depth(actor: Record<string, unknown> | undefined): number {
@@ -147,29 +170,55 @@ function checkExchangeScopes(requested: string[], subject: PresentedToken, autho
 }
 
 /** RFC 8693 §2.1 audience: a subset of what the presented tokens were meant for. */
-function checkAudience(requested: string[], subject: PresentedToken, actor: PresentedToken | undefined): string[] {
-  if (requested.length === 0) return subject.audience.length > 0 ? subject.audience : (actor?.audience ?? []);
-  const allowed = new Set([...subject.audience, ...(actor?.audience ?? [])]);
+function checkAudience(requested: string[], subject: PresentedToken, actorAudience: readonly string[]): string[] {
+  if (requested.length === 0) return subject.audience.length > 0 ? subject.audience : [...actorAudience];
+  const allowed = new Set([...subject.audience, ...actorAudience]);
   const foreign = requested.find((a) => !allowed.has(a));
   if (foreign !== undefined) throw new InvalidTarget(`audience ${foreign} is not an audience of the subject or actor token`);
   return requested;
 }
 
+interface Presented {
+  subject: PresentedToken;
+  actor: PresentedToken | undefined;
+  shape: Shape;
+  /** Whether the actor could have impersonated the subject (so its audience may be lent). */
+  actorMayImpersonate: boolean;
+}
+
 /** The subject and actor tokens, verified in an order that tells nobody without an actor anything. */
-async function presented(gh: Gatehouse, request: ExchangeRequest, app: Application, endpointUrl: string): Promise<{ subject: PresentedToken; actor: PresentedToken | undefined; shape: Shape }> {
+async function presented(gh: Gatehouse, request: ExchangeRequest, client: { app: Application; method: AuthMethod }, endpointUrl: string): Promise<Presented> {
   const kind = subjectKind(gh, request.subjectTokenType);
   if (request.actorTokenType !== undefined) checkActorType(gh, request.actorTokenType);
   if (kind === 'named' && request.actorToken === undefined) {
     throw new InvalidRequest(`subject_token_type ${request.subjectTokenType} is only accepted with an actor_token`);
   }
-  const actor = request.actorToken === undefined ? undefined : await verifyToken(gh, request.actorToken, request.actorTokenType!, app, 'actor_token');
+  const actor = request.actorToken === undefined ? undefined : await verifyToken(gh, request.actorToken, request.actorTokenType!, client, 'actor_token');
   if (actor?.actor !== undefined) throw new InvalidRequest('actor_token was itself issued to an actor; present the token of the acting user');
   if (kind === 'token') {
-    const subject = await verifyToken(gh, request.subjectToken, request.subjectTokenType, app, 'subject_token');
-    return { subject, actor, shape: actor ? 'delegation' : 'exchange' };
+    const subject = await verifyToken(gh, request.subjectToken, request.subjectTokenType, client, 'subject_token');
+    const actorMayImpersonate = actor !== undefined && (await mayImpersonate(gh, actor.user, subject.user));
+    return { subject, actor, shape: actor ? 'delegation' : 'exchange', actorMayImpersonate };
   }
-  const userId = await namedSubjectId(gh, request.subjectToken, request.subjectTokenType, app, endpointUrl);
-  return { subject: namedSubject(request.subjectTokenType, await impersonated(gh, userId, actor!.user)), actor, shape: 'impersonation' };
+  const userId = await namedSubjectId(gh, request.subjectToken, request.subjectTokenType, client.app, endpointUrl);
+  const subject = namedSubject(request.subjectTokenType, await impersonated(gh, userId, actor!.user));
+  return { subject, actor, shape: 'impersonation', actorMayImpersonate: true };
+}
+
+/**
+ * The end of the authority's family, which a refresh token of the exchange may not outlive;
+ * undefined when the family has no live refresh token (then the exchange issues none either).
+ */
+async function familyEnd(gh: Gatehouse, grantId: string): Promise<Date | undefined> {
+  const row = await gh.db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.max('absolute_expires_at').as('end'))
+    .where('grant_id', '=', grantId)
+    .where('kind', '=', 'refresh')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  const end = row?.end ? new Date(row.end) : undefined;
+  return end && end.getTime() > Date.now() ? end : undefined;
 }
 
 async function handle(ctx: GrantContext): Promise<TokenResponse> {
@@ -180,28 +229,29 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   if (issue === undefined) throw new InvalidRequest(`requested_token_type ${request.requestedType} is not supported`);
   const app = applicationOf(client, TOKEN_EXCHANGE);
   // validate
-  const { subject, actor, shape } = await presented(gh, request, app, endpointUrl);
+  const { subject, actor, shape, actorMayImpersonate } = await presented(gh, request, { app, method: client!.method }, endpointUrl);
+  const authority = shape === 'impersonation' ? actor! : subject;
   const granted = await checkScopes(gh, request.scopes);
-  checkExchangeScopes(granted.scopes, subject, shape === 'impersonation' ? actor! : subject);
-  const audience = checkAudience(request.audience, subject, actor);
+  checkExchangeScopes(granted.scopes, subject, authority);
+  const audience = checkAudience(request.audience, subject, actor && actorMayImpersonate ? actor.audience : []);
   const act = actorClaim(gh, actor, subject);
-  const source = actor ?? subject; // whose sign-in the result rests on
-  const sessionId = source.sessionId;
-  const authTime = source.authTime ?? new Date();
-  const amr = source.amr ?? [];
-  // issue
-  const grantId = newId();
+  const sessionId = authority.sessionId;
+  const authTime = authority.authTime ?? new Date();
+  const amr = authority.amr ?? [];
+  const grantId = authority.grantId ?? newId();
   // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6),
-  // and never with an ID token, which cannot be refreshed
-  const offline = granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token';
-  const scopes = offline ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
+  // never with an ID token (which cannot be refreshed), and never past the authority's family
+  const wantsRefresh = granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token';
+  const familyEnds = wantsRefresh ? (authority.grantId ? await familyEnd(gh, authority.grantId) : new Date(Date.now() + gh.config.lifetimes.refreshAbsolute * 1000)) : undefined;
+  const scopes = familyEnds ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
+  // issue
   let response: TokenResponse;
   if (issue === 'id_token') {
-    const idToken = await issueIdToken(gh, { user: subject.user, clientId: app.clientId, scopes: scopes.scopes, authTime, amr, sessionId, actor: act, audience });
+    const idToken = await issueIdToken(gh, { user: subject.user, clientId: app.clientId, scopes: scopes.scopes, authTime, amr, sessionId, actor: act, audience: request.audience });
     response = { access_token: idToken, token_type: 'N_A', expires_in: gh.config.lifetimes.idToken, scope: scopes.scopes.join(' ') };
     gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
   } else {
-    const refreshToken = offline
+    const refreshToken = familyEnds
       ? await storeRefreshToken(gh, gh.db, {
           grantId,
           clientId: app.clientId,
@@ -211,9 +261,10 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
           audience,
           authTime,
           amr,
-          absoluteExpiresAt: new Date(Date.now() + gh.config.lifetimes.refreshAbsolute * 1000),
+          absoluteExpiresAt: familyEnds,
           actor: act,
           exchangedAs: issue,
+          impersonation: shape === 'impersonation',
         })
       : undefined;
     response = await mintUserTokens(gh, {
@@ -229,6 +280,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
       accessTokenType: issue,
       audience,
       actor: act,
+      idTokenAudience: request.audience,
     });
   }
   response.issued_token_type = request.requestedType;

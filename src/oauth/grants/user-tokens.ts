@@ -37,11 +37,15 @@ export async function activeUser(gh: Gatehouse, userId: string): Promise<User> {
   return user;
 }
 
-/** The browser session a grant was made in, which must not have ended (end_session, SPEC §6). */
-export async function activeSession(gh: Gatehouse, sessionId: string | null | undefined, userId: string): Promise<void> {
+/**
+ * The browser session a grant was made in, which must not have ended (end_session, SPEC §6) and
+ * must be `userId`'s. Without `userId` (exchanged tokens, whose session may be the actor's) only
+ * that it has not ended.
+ */
+export async function activeSession(gh: Gatehouse, sessionId: string | null | undefined, userId: string | undefined): Promise<void> {
   if (!sessionId) return;
   const session = await sessionById(gh.db, sessionId);
-  if (!session || session.userId !== userId) throw new InvalidGrant('the session of the grant has ended');
+  if (!session || (userId !== undefined && session.userId !== userId)) throw new InvalidGrant('the session of the grant has ended');
 }
 
 /** Revokes a family (a reused code or refresh token). The revocation outlives every token it covers. */
@@ -67,16 +71,12 @@ export interface RefreshFamily {
   /** RFC 8693 §4.1: who acts for the subject, in families started by a token exchange. */
   actor?: Record<string, unknown> | undefined;
   /**
-   * Families started by a token exchange: the access token type they mint. Their audience and actor
-   * stay those of the exchange; a sign-in family's audience follows its scopes.
+   * Refresh tokens issued by a token exchange: the access token type they mint. Their audience and
+   * actor stay those of the exchange; a sign-in family's audience follows its scopes.
    */
   exchangedAs?: AccessTokenType | undefined;
-}
-
-/** Whose browser session a family depends on: the actor's, when someone acts for the subject. */
-export function sessionOwner(family: Pick<RefreshFamily, 'subject' | 'actor'>): string {
-  const actor = family.actor?.['sub'];
-  return typeof actor === 'string' ? actor : family.subject;
+  /** Refresh tokens of an impersonation: the actor's right is checked again at every refresh. */
+  impersonation?: boolean | undefined;
 }
 
 /** The family of a stored refresh token row. */
@@ -93,6 +93,7 @@ export function familyOf(row: TokenRow): RefreshFamily {
     absoluteExpiresAt: row.absolute_expires_at ?? row.expires_at,
     actor: row.actor ?? undefined,
     exchangedAs: row.exchanged_as ?? undefined,
+    impersonation: row.impersonation,
   };
 }
 
@@ -120,6 +121,7 @@ export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFa
       absolute_expires_at: family.absoluteExpiresAt,
       actor: family.actor ? JSON.stringify(family.actor) : null,
       exchanged_as: family.exchangedAs ?? null,
+      impersonation: family.impersonation === true,
     })
     .execute();
   return token;
@@ -143,6 +145,8 @@ export interface UserTokenRequest {
   accessTokenType?: AccessTokenType | undefined;
   audience?: string[] | undefined;
   actor?: Record<string, unknown> | undefined;
+  /** Audiences of the ID token besides the client (token exchange: the requested audience). */
+  idTokenAudience?: string[] | undefined;
 }
 
 /**
@@ -174,7 +178,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     sessionId: request.sessionId,
     userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
     actor: request.actor,
-    audience: request.audience,
+    audience: request.idTokenAudience,
   });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
   gh.metrics.tokensIssued.inc({ grant: request.grant, type });

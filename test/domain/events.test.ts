@@ -1,0 +1,36 @@
+/**
+ * The change watcher's mark (SPEC §5 "Multi-process"): it moves with every change, also with one that
+ * commits after a later one, and not with audit records.
+ */
+import { sql } from 'kysely';
+import { appendEvent, changeMark } from '../../src/domain/events.ts';
+import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+
+let database: FreshDatabase;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+});
+afterAll(() => database.close());
+
+const change = (type: string, audit = false) =>
+  appendEvent(database.db, { instanceId: 'i', aggregateType: 'test', aggregateId: 'a', resourceOwner: 'i', type, ...(audit ? { audit } : {}) });
+
+it('moves with a change and stays with an audit record', async () => {
+  const start = await changeMark(database.db);
+  await change('test.changed');
+  const changed = await changeMark(database.db);
+  expect(changed).not.toBe(start);
+  await change('test.exchanged', true);
+  expect(await changeMark(database.db)).toBe(changed);
+});
+
+it('moves when a change becomes visible below the last sequence already seen (a late commit)', async () => {
+  const early = await change('test.early');
+  await change('test.later');
+  // As if the early transaction had committed only now: its row appears under a sequence already passed.
+  await database.db.deleteFrom('events').where('sequence', '=', early.sequence).execute();
+  const seen = await changeMark(database.db);
+  await sql`insert into events (sequence, instance_id, aggregate_type, aggregate_id, resource_owner, event_type) values (${early.sequence}, 'i', 'test', 'a', 'i', 'test.early')`.execute(database.db);
+  expect(await changeMark(database.db)).not.toBe(seen);
+});
