@@ -31,7 +31,7 @@ import { activeTokenUser } from '../../domain/token-user.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
-import { checkScopes } from '../scopes.ts';
+import { checkScopes, type GrantedScopes } from '../scopes.ts';
 import {
   ACCESS_TOKEN_TYPE,
   checkActorType,
@@ -244,66 +244,88 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   const wantsRefresh = granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token';
   const familyEnds = wantsRefresh ? (authority.grantId ? await familyEnd(gh, authority.grantId) : new Date(Date.now() + gh.config.lifetimes.refreshAbsolute * 1000)) : undefined;
   const scopes = familyEnds ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
-  // issue
-  let response: TokenResponse;
-  if (issue === 'id_token') {
-    const idToken = await issueIdToken(gh, { user: subject.user, clientId: app.clientId, scopes: scopes.scopes, authTime, amr, sessionId, actor: act, audience: request.audience });
-    response = { access_token: idToken, token_type: 'N_A', expires_in: gh.config.lifetimes.idToken, scope: scopes.scopes.join(' ') };
-    gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
-  } else {
-    const refreshToken = familyEnds
-      ? await storeRefreshToken(gh, gh.db, {
-          grantId,
-          clientId: app.clientId,
-          subject: subject.user.id,
-          sessionId,
-          scopes: scopes.scopes,
-          audience,
-          authTime,
-          amr,
-          absoluteExpiresAt: familyEnds,
-          actor: act,
-          exchangedAs: issue,
-          impersonation: shape === 'impersonation',
-        })
-      : undefined;
-    response = await mintUserTokens(gh, {
-      grant: 'token_exchange',
-      app,
-      user: subject.user,
-      granted: scopes,
-      grantId,
-      sessionId,
-      authTime,
-      amr,
-      refreshToken,
-      accessTokenType: issue,
-      audience,
-      actor: act,
-      idTokenAudience: request.audience,
-    });
-  }
+  // issue, and record (the audit event does not wait for the tokens: one round trip less)
+  const [response] = await Promise.all([
+    issueExchanged(gh, { app, issue, subject: subject.user, scopes, audience, idTokenAudience: request.audience, act, sessionId, authTime, amr, grantId, familyEnds, shape }),
+    appendEvent(gh.db, {
+      instanceId: gh.instanceId,
+      aggregateType: 'user',
+      aggregateId: subject.user.id,
+      resourceOwner: subject.user.orgId,
+      type: 'user.token.exchanged',
+      creator: actor?.user.id ?? subject.user.id,
+      payload: {
+        clientId: app.clientId,
+        shape,
+        subject: subject.user.id,
+        ...(actor ? { actor: actor.user.id } : {}),
+        subjectTokenType: request.subjectTokenType,
+        ...(request.actorTokenType ? { actorTokenType: request.actorTokenType } : {}),
+        issuedTokenType: request.requestedType,
+        scopes: scopes.scopes,
+        audience,
+        grantId,
+      },
+      audit: true,
+    }),
+  ]);
   response.issued_token_type = request.requestedType;
-  await appendEvent(gh.db, {
-    instanceId: gh.instanceId,
-    aggregateType: 'user',
-    aggregateId: subject.user.id,
-    resourceOwner: subject.user.orgId,
-    type: 'user.token.exchanged',
-    creator: actor?.user.id ?? subject.user.id,
-    payload: {
-      clientId: app.clientId,
-      shape,
-      subject: subject.user.id,
-      ...(actor ? { actor: actor.user.id } : {}),
-      subjectTokenType: request.subjectTokenType,
-      ...(request.actorTokenType ? { actorTokenType: request.actorTokenType } : {}),
-      issuedTokenType: request.requestedType,
-      scopes: scopes.scopes,
-      audience,
-      grantId,
-    },
-    audit: true,
-  });
   return response;
+}
+
+interface Issue {
+  app: Application;
+  issue: AccessTokenType | 'id_token';
+  subject: User;
+  scopes: GrantedScopes;
+  audience: string[];
+  idTokenAudience: string[];
+  act: Record<string, unknown> | undefined;
+  sessionId: string | undefined;
+  authTime: Date;
+  amr: string[];
+  grantId: string;
+  /** Set when a refresh token is issued: the end of its family. */
+  familyEnds: Date | undefined;
+  shape: Shape;
+}
+
+/** The tokens of an exchange: an ID token alone, or an access token with its refresh and ID tokens. */
+async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
+  if (x.issue === 'id_token') {
+    const idToken = await issueIdToken(gh, { user: x.subject, clientId: x.app.clientId, scopes: x.scopes.scopes, authTime: x.authTime, amr: x.amr, sessionId: x.sessionId, actor: x.act, audience: x.idTokenAudience });
+    gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
+    return { access_token: idToken, token_type: 'N_A', expires_in: gh.config.lifetimes.idToken, scope: x.scopes.scopes.join(' ') };
+  }
+  const refreshToken = x.familyEnds
+    ? await storeRefreshToken(gh, gh.db, {
+        grantId: x.grantId,
+        clientId: x.app.clientId,
+        subject: x.subject.id,
+        sessionId: x.sessionId,
+        scopes: x.scopes.scopes,
+        audience: x.audience,
+        authTime: x.authTime,
+        amr: x.amr,
+        absoluteExpiresAt: x.familyEnds,
+        actor: x.act,
+        exchangedAs: x.issue,
+        impersonation: x.shape === 'impersonation',
+      })
+    : undefined;
+  return mintUserTokens(gh, {
+    grant: 'token_exchange',
+    app: x.app,
+    user: x.subject,
+    granted: x.scopes,
+    grantId: x.grantId,
+    sessionId: x.sessionId,
+    authTime: x.authTime,
+    amr: x.amr,
+    refreshToken,
+    accessTokenType: x.issue,
+    audience: x.audience,
+    actor: x.act,
+    idTokenAudience: x.idTokenAudience,
+  });
 }
