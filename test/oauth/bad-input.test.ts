@@ -17,6 +17,7 @@ import { signAssertion } from '../support/assertions.ts';
 import { fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
+import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
 const FULL_SCOPE = `${API_SCOPE} urn:gatehouse:iam:org:project:id:${IDS.project}:aud`;
@@ -877,9 +878,8 @@ describe('Connect and gRPC with compressed bodies that do not decompress', () =>
 // 5b. Token exchange with bad tokens and parameters
 // ---------------------------------------------------------------------------------------------
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+const ACCESS_TOKEN_TYPE = TOKEN_TYPE.access;
+const ID_TOKEN_TYPE = TOKEN_TYPE.id;
 
 describe('token exchange with bad tokens and parameters', () => {
   const ctx = serverFor({}, (document) => {

@@ -23,14 +23,9 @@ import { cryptoKey, fixture, IDS, testKey, type TestKey } from '../support/fixtu
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
+import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const TYPE = {
-  access: 'urn:ietf:params:oauth:token-type:access_token',
-  id: 'urn:ietf:params:oauth:token-type:id_token',
-  jwt: 'urn:ietf:params:oauth:token-type:jwt',
-  userId: 'urn:gatehouse:params:oauth:token-type:user_id',
-} as const;
+const TYPE = TOKEN_TYPE;
 const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
 
 const EXCHANGE_APP = 'shop-exchange';

@@ -20,16 +20,10 @@ import { cryptoKey, fixture, IDS, SECRETS, testKey, type TestKey } from '../supp
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
+import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 
-const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const TYPE = {
-  access: 'urn:ietf:params:oauth:token-type:access_token',
-  refresh: 'urn:ietf:params:oauth:token-type:refresh_token',
-  id: 'urn:ietf:params:oauth:token-type:id_token',
-  jwt: 'urn:ietf:params:oauth:token-type:jwt',
-  userId: 'urn:gatehouse:params:oauth:token-type:user_id',
-  unknown: 'urn:example:params:oauth:token-type:saml2',
-} as const;
+const GRANT = TOKEN_EXCHANGE;
+const TYPE = { ...TOKEN_TYPE, unknown: 'urn:example:params:oauth:token-type:saml2' } as const;
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
 const OTHER_PROJECT_SCOPE = `urn:gatehouse:iam:org:project:id:${IDS.otherProject}:aud`;
 const INVALID_SUBJECT = { error: 'invalid_request', error_description: 'subject_token is invalid, expired, revoked or not meant for this client' };
