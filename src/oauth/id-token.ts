@@ -49,6 +49,16 @@ export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now =
   return jwt;
 }
 
+/** The claims of an ID token we signed (signature, typ, iss, exp unless `allowExpired`); undefined otherwise. */
+export function verifyOwnIdToken(gh: Gatehouse, token: string, options: { allowExpired: boolean; now?: number }): Record<string, unknown> | undefined {
+  const now = options.now ?? Date.now();
+  if (token.length > 8192) return undefined;
+  const verified = verifyOwnJwt(token, { typ: 'JWT', issuer: gh.config.externalUrl, now, allowExpired: options.allowExpired }, (kid) =>
+    gh.keys.verificationKey(kid, new Date(now)),
+  );
+  return verified?.payload;
+}
+
 export interface IdTokenHint {
   sub: string;
   /** The client the ID token was issued to. */
@@ -62,11 +72,9 @@ export interface IdTokenHint {
  * it is not one of ours.
  */
 export function verifyIdTokenHint(gh: Gatehouse, token: string, now = Date.now()): IdTokenHint | undefined {
-  const verified = verifyOwnJwt(token, { typ: 'JWT', issuer: gh.config.externalUrl, now, allowExpired: true }, (kid) =>
-    gh.keys.verificationKey(kid, new Date(now)),
-  );
-  if (!verified) return undefined;
-  const { sub, azp, aud, sid } = verified.payload;
+  const payload = verifyOwnIdToken(gh, token, { allowExpired: true, now });
+  if (!payload) return undefined;
+  const { sub, azp, aud, sid } = payload;
   const client = typeof azp === 'string' ? azp : Array.isArray(aud) && typeof aud[0] === 'string' ? aud[0] : typeof aud === 'string' ? aud : undefined;
   if (typeof sub !== 'string' || client === undefined) return undefined;
   return { sub, azp: client, sid: typeof sid === 'string' ? sid : undefined };

@@ -13,11 +13,11 @@
  */
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
-import { verifyOwnJwt } from '../../domain/own-jwt.ts';
 import { activeTokenUser } from '../../domain/token-user.ts';
-import { verifyAssertion } from '../assertions.ts';
 import type { AuthMethod } from '../../store/schema.ts';
+import { verifyAssertion } from '../assertions.ts';
 import { InvalidRequest } from '../errors.ts';
+import { verifyOwnIdToken } from '../id-token.ts';
 
 const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
 export const ACCESS_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}access_token`;
@@ -47,8 +47,9 @@ export interface PresentedToken {
 }
 
 /**
- * The seed's subject_token column. `user` resolves a subject that names its user (self-signed JWT,
- * user id): only after the actor is known, so that nobody without an actor learns which ids exist.
+ * The seed's subject_token column: a token of the subject ('token': access or ID token), or a subject
+ * the actor names ('named': user id, client-signed JWT), resolved only after the actor token
+ * verified, so that nobody without an actor learns which ids exist.
  */
 export type SubjectKind = 'token' | 'named';
 
@@ -104,10 +105,9 @@ async function verifyAccess(gh: Gatehouse, token: string, app: Application, name
  * ended and its users active. ID tokens carry no scopes.
  */
 async function verifyIdToken(gh: Gatehouse, token: string, app: Application, name: string): Promise<PresentedToken> {
-  const now = Date.now();
-  const verified = token.length <= 8192 ? verifyOwnJwt(token, { typ: 'JWT', issuer: gh.config.externalUrl, now }, (kid) => gh.keys.verificationKey(kid, new Date(now))) : undefined;
-  if (!verified) throw invalid(name);
-  const { sub, aud, azp, sid, act, auth_time: authTime, amr } = verified.payload;
+  const payload = verifyOwnIdToken(gh, token, { allowExpired: false });
+  if (!payload) throw invalid(name);
+  const { sub, aud, azp, sid, act, auth_time: authTime, amr } = payload;
   const audience = stringList(aud) ?? [];
   if (typeof sub !== 'string' || !(forClient(audience, app) || azp === app.clientId)) throw invalid(name);
   const sessionId = typeof sid === 'string' ? sid : undefined;
