@@ -1,8 +1,8 @@
 /**
  * Read-through caches of the records the hot endpoints need on every request: applications by client
- * id, machine users by user name, users by id, instance settings. Every change appends an event; the change watcher
- * (changes.ts) clears these caches when it sees a new event sequence, in this process and in every
- * other process on the same database.
+ * id, machine users by user name, users by id, instance settings. Every change appends an event; the
+ * change watcher (server/start.ts) clears these caches when the change mark moves (domain/events.ts),
+ * in this process and in every other process on the same database.
  */
 import type { DB } from '../store/database.ts';
 import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';

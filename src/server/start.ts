@@ -161,7 +161,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     },
   });
 
-  // The change watcher: a new event sequence anywhere on this database clears the caches.
+  // The change watcher: a change anywhere on this database (the change mark moves) clears the caches.
   let seen = await changeMark(db);
   let polling = false;
   const poll = setInterval(() => {
