@@ -14,6 +14,7 @@ import type { ChangeDetails } from '../domain/events.ts';
 import { addOtpFactor, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
 import { countFailedAttempt } from '../login/password-check.ts';
 import { clearFailedPasswords } from '../login/store.ts';
+import { creatorOf } from '../domain/principal.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
 
@@ -24,7 +25,7 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
     const user = await gh.directory.user(principal.userId);
     if (!user) throw apiError(Code.NotFound, 'AUTH-OTP-NoUser', 'user not found');
     if (user.kind !== 'human') throw apiError(Code.FailedPrecondition, 'AUTH-OTP-Machine', 'machine users have no OTP factor');
-    return { id: user.id, orgId: user.orgId, loginName: user.loginName };
+    return { id: user.id, orgId: user.orgId, loginName: user.loginName, creator: creatorOf(principal) };
   }
 
   return {

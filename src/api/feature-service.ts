@@ -10,7 +10,7 @@ import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.
 import type { DetailsSchema } from '../../gen/zitadel/object/v2/object_pb.js';
 import type { ChangeDetails } from '../domain/events.ts';
 import { featureDetails, getFeatures, resetFeatures, setFeatures, type FeatureName, type FeatureState } from '../domain/features.ts';
-import { hasRole, type Principal } from '../domain/principal.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
 import type { DB } from '../store/database.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
@@ -29,14 +29,14 @@ export function createFeatureService(deps: FeatureServiceDeps): ServiceImpl<type
       const changes: Partial<Record<FeatureName, boolean>> = {};
       if (req.oidcTokenExchange !== undefined) changes.oidcTokenExchange = req.oidcTokenExchange;
       if (Object.keys(changes).length === 0) throw apiError(Code.InvalidArgument, 'FEAT-NoChanges', 'no feature to set');
-      const details = await setFeatures(deps.db, deps.instanceId(), changes, principal.userId);
+      const details = await setFeatures(deps.db, deps.instanceId(), changes, creatorOf(principal));
       deps.changed?.();
       return { details: toDetails(details) };
     },
 
     async resetInstanceFeatures(_req, ctx) {
       const principal = requireIamOwner(ctx);
-      const details = await resetFeatures(deps.db, deps.instanceId(), principal.userId);
+      const details = await resetFeatures(deps.db, deps.instanceId(), creatorOf(principal));
       deps.changed?.();
       return { details: toDetails(details) };
     },

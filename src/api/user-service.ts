@@ -33,7 +33,7 @@ import {
   type EmailCodeUser,
 } from '../domain/email-codes.ts';
 import { appendEvent, type ChangeDetails } from '../domain/events.ts';
-import { hasRole, type Principal } from '../domain/principal.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
 import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
@@ -122,7 +122,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
         const user = await target(trx, principal, req.userId);
         if (user.rawEmail === null || user.rawEmail === '') throw apiError(Code.FailedPrecondition, 'EMAIL-NoEmail', 'the user has no contact email');
         if (user.emailVerified) throw apiError(Code.FailedPrecondition, 'EMAIL-AlreadyVerified', 'the contact email is already verified');
-        return issue(trx, user, how, principal.userId);
+        return issue(trx, user, how, creatorOf(principal));
       });
       return { details: toDetails(issued.details), ...(issued.code !== undefined ? { verificationCode: issued.code } : {}) };
     },
@@ -147,7 +147,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
           aggregateId: user.id,
           resourceOwner: user.orgId,
           type: 'user.human.email.changed',
-          creator: principal.userId,
+          creator: creatorOf(principal),
           payload: { email: address },
         });
         if (how === undefined) {
@@ -158,12 +158,12 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
             aggregateId: user.id,
             resourceOwner: user.orgId,
             type: 'user.human.email.verified',
-            creator: principal.userId,
+            creator: creatorOf(principal),
             payload: { email: address },
           });
           return { details } as { details: ChangeDetails; code?: string };
         }
-        return issue(trx, { ...user, email: address }, how, principal.userId);
+        return issue(trx, { ...user, email: address }, how, creatorOf(principal));
       });
       gh.directory.clear();
       return { details: toDetails(result.details), ...(result.code !== undefined ? { verificationCode: result.code } : {}) };
@@ -173,7 +173,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
       const principal = requirePrincipal(ctx);
       await gh.db.transaction().execute((trx) => target(trx, principal, req.userId));
       if (req.verificationCode.trim() === '') throw apiError(Code.InvalidArgument, 'EMAIL-CodeMissing', 'verification code is required');
-      const outcome = await verifyEmailCodeWithDetails(gh, req.userId, req.verificationCode, { creator: principal.userId });
+      const outcome = await verifyEmailCodeWithDetails(gh, req.userId, req.verificationCode, { creator: creatorOf(principal) });
       switch (outcome.result) {
         case 'verified':
           if (outcome.details === undefined) throw new Error('verified without details');

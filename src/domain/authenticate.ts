@@ -27,6 +27,7 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
       audience: claims.audience,
       roles: user.roles,
       tokenId: claims.jti,
+      ...(typeof claims.actor?.['sub'] === 'string' ? { actorId: claims.actor['sub'] } : {}),
     };
   };
 }

@@ -27,6 +27,8 @@ export interface OtpUser {
   orgId: string;
   /** userName@primaryDomain */
   loginName: string;
+  /** Who makes the change, when not the user itself (an impersonator): the events' creator. */
+  creator?: string | undefined;
 }
 
 export interface AddedOtp {
@@ -104,7 +106,7 @@ export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date(
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.added',
-      creator: user.id,
+      creator: user.creator ?? user.id,
     });
     return { kind: 'added', otp: { url: otpUrl(gh.config.issuerName, user.loginName, secret), secret, details: { ...details, creationDate: details.changeDate } } } as const;
   });
@@ -130,7 +132,7 @@ export async function verifyOtpFactor(gh: Gatehouse, user: OtpUser, code: string
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.verified',
-      creator: user.id,
+      creator: user.creator ?? user.id,
     });
     return { kind: 'verified', details } as const;
   });
@@ -147,7 +149,7 @@ export async function removeOtpFactor(gh: Gatehouse, user: OtpUser): Promise<Rem
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.removed',
-      creator: user.id,
+      creator: user.creator ?? user.id,
     });
     return { kind: 'removed', details } as const;
   });

@@ -18,6 +18,13 @@ export interface Principal {
   roles: readonly RoleGrant[];
   /** The token's id (jti), for logs. */
   tokenId: string;
+  /** Who acts for the user (RFC 8693 `act.sub`), when the token came from a delegation or an impersonation. */
+  actorId?: string | undefined;
+}
+
+/** Who makes a change the principal asks for, for the event's creator: the actor, if someone acts for the user. */
+export function creatorOf(principal: Principal): string {
+  return principal.actorId ?? principal.userId;
 }
 
 export function hasRole(principal: Principal, role: string, orgId?: string): boolean {

@@ -5,7 +5,8 @@
  * own token proves its authority and no role is needed; and the `act` claim every issued token then
  * carries (JWT access token, ID token, introspection, userinfo), nested for a chain of actors. The
  * exchanged tokens rest on the actor's browser session and the actor's account: ending either ends
- * them. An impersonation token reaches the API as the subject, and every exchange is an audited event.
+ * them. An impersonation token reaches the API as the subject (its changes are recorded as made by
+ * the actor), and every exchange is an audited event.
  *
  * Two real servers on real PostgreSQL: one with impersonation enabled, one without. openid-client is
  * the relying party; sign-ins are made through the domain functions (support/sign-in.ts), refusals
@@ -685,6 +686,15 @@ describe('the API with an impersonation token', () => {
 
     expect(await factors(USERS.carol)).toEqual([{ user_id: USERS.carol, state: 'unverified' }]);
     expect(await factors(USERS.iamImpersonator)).toEqual([]);
+
+    // the change is the subject's, made by the impersonator: the event names who acted
+    const event = await db
+      .selectFrom('events')
+      .select(['aggregate_id', 'creator'])
+      .where('event_type', '=', 'user.human.mfa.otp.added')
+      .where('sequence', '=', String(added.details!.sequence))
+      .executeTakeFirstOrThrow();
+    expect(event).toEqual({ aggregate_id: USERS.carol, creator: USERS.iamImpersonator });
   });
 });
 
