@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
+import { sql } from 'kysely';
 import type { DB } from '../store/database.ts';
 import type { AccessTokenType } from '../store/schema.ts';
 import { sha256 } from './crypto.ts';
@@ -194,15 +195,13 @@ export class Tokens {
   }
 
   async #verifyOpaque(token: string, now: number): Promise<AccessTokenClaims | undefined> {
-    // One round trip: the row, and whether its grant or session has been revoked since.
+    // One round trip: the row, and whether its grant or session has been revoked since (the CASE
+    // spares tokens without either the subquery; measured: user tokens +25%, machine tokens -10%
+    // against two statements, because the larger statement costs more to plan).
     const row = await this.#db
       .selectFrom('tokens')
       .selectAll('tokens')
-      .select((eb) =>
-        eb
-          .exists(eb.selectFrom('revocations').select('revocations.id').where('revocations.id', 'in', [eb.ref('tokens.grant_id'), eb.ref('tokens.session_id')]))
-          .as('family_revoked'),
-      )
+      .select(sql<boolean>`case when tokens.grant_id is null and tokens.session_id is null then false else exists (select 1 from revocations where revocations.id in (tokens.grant_id, tokens.session_id)) end`.as('family_revoked'))
       .where('token_hash', '=', sha256(token))
       .where('kind', '=', 'access')
       .executeTakeFirst();
