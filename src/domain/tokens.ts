@@ -58,6 +58,14 @@ export interface AccessTokenRequest {
   actor?: Record<string, unknown>;
   authTime?: Date;
   amr?: string[];
+  /** The token expires no later than this (token exchange: never past the tokens presented for it). */
+  notAfter?: Date | undefined;
+}
+
+/** A lifetime from `iat` (seconds), shortened so that it ends by `notAfter` (never below zero). */
+export function cappedLifetime(iat: number, seconds: number, notAfter: Date | undefined): number {
+  if (notAfter === undefined) return seconds;
+  return Math.max(0, Math.min(seconds, Math.floor(notAfter.getTime() / 1000) - iat));
 }
 
 /** at_hash / c_hash (OIDC Core §3.1.3.6): left half of the hash of the ASCII value, base64url. */
@@ -94,7 +102,7 @@ export class Tokens {
 
   async issueAccessToken(request: AccessTokenRequest, now = Date.now()): Promise<IssuedAccessToken> {
     const iat = Math.floor(now / 1000);
-    const expiresIn = this.#config.accessTokenSeconds;
+    const expiresIn = cappedLifetime(iat, this.#config.accessTokenSeconds, request.notAfter);
     const claims: AccessTokenClaims = {
       jti: newId(),
       sub: request.subject,

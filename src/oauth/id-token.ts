@@ -6,7 +6,7 @@
 import type { Gatehouse } from '../context.ts';
 import type { User } from '../domain/directory.ts';
 import { verifyOwnJwt } from '../domain/own-jwt.ts';
-import { halfHash } from '../domain/tokens.ts';
+import { cappedLifetime, halfHash } from '../domain/tokens.ts';
 import { userClaims } from './claims.ts';
 
 export interface IdTokenRequest {
@@ -23,6 +23,8 @@ export interface IdTokenRequest {
   actor?: Record<string, unknown> | undefined;
   /** Audiences besides the client (token exchange, RFC 8693 §2.1 audience); azp stays the client. */
   audience?: readonly string[] | undefined;
+  /** The token expires no later than this (token exchange). */
+  notAfter?: Date | undefined;
 }
 
 export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now = Date.now()): Promise<string> {
@@ -34,7 +36,7 @@ export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now =
     sub: request.user.id,
     aud: request.audience ? [...new Set([request.clientId, ...request.audience])] : [request.clientId],
     azp: request.clientId,
-    exp: iat + gh.config.lifetimes.idToken,
+    exp: iat + cappedLifetime(iat, gh.config.lifetimes.idToken, request.notAfter),
     iat,
     auth_time: Math.floor(request.authTime.getTime() / 1000),
     ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),

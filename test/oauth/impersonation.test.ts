@@ -644,6 +644,28 @@ describe('refreshing an impersonation checks the impersonation again', () => {
   });
 });
 
+describe('a token someone acts with is no basis for a refresh token', () => {
+  it('exchanging an impersonation token with offline_access gives no refresh token (only the impersonation’s own, re-checked)', async () => {
+    const actor = await accessTokenOf(USERS.iamImpersonator, ['openid', 'offline_access']);
+    const impersonation = await exchange(byUserId(USERS.plain, actor, 'openid offline_access', { requested_token_type: TYPE.jwt }));
+    expect(impersonation.refresh_token).toEqual(expect.any(String));
+    const again = await exchange({ subject_token: impersonation.access_token, subject_token_type: TYPE.access, scope: 'openid offline_access' });
+    expect(again.refresh_token).toBeUndefined();
+    expect(again.scope).toBe('openid');
+  });
+
+  it('the event of such an exchange names the acting user as creator and actor', async () => {
+    const actor = await accessTokenOf(USERS.iamImpersonator);
+    const impersonation = await exchange(byUserId(USERS.carol, actor, 'openid', { requested_token_type: TYPE.jwt }));
+    const again = await exchange({ subject_token: impersonation.access_token, subject_token_type: TYPE.access, scope: 'openid', requested_token_type: TYPE.jwt });
+    const grantId = decodeJwt(again.access_token)['gid'];
+    const rows = await server.running.gh.db.selectFrom('events').selectAll().where('event_type', '=', 'user.token.exchanged').where('aggregate_id', '=', USERS.carol).execute();
+    const event = rows.filter((row) => row.payload['grantId'] === grantId && row.payload['shape'] === 'exchange');
+    expect(event).toHaveLength(1);
+    expect(event[0]).toMatchObject({ creator: USERS.iamImpersonator, payload: expect.objectContaining({ shape: 'exchange', subject: USERS.carol, actor: USERS.iamImpersonator }) });
+  });
+});
+
 describe('a chain of actors and its first actor', () => {
   it('deactivating the first actor of a chain ends the tokens built on its impersonation', async () => {
     const { db, directory } = server.running.gh;

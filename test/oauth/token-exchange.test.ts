@@ -738,7 +738,47 @@ describe('audience', () => {
 
 // --- refresh tokens ------------------------------------------------------------------------------
 
+describe('lifetimes', () => {
+  it('an exchanged token expires no later than the subject token: exchanging again renews nothing', async () => {
+    const { access_token } = await signIn('te-basic', ['openid']);
+    const subjectExp = (await accessClaims(access_token)).exp!;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const first = await exchange({ ...subject(access_token), scope: 'openid', requested_token_type: TYPE.jwt });
+    expect((await accessClaims(first.access_token)).exp).toBe(subjectExp);
+    expect(first.expires_in).toBeLessThan(43200);
+    const second = await exchange({ ...subject(first.access_token), scope: 'openid', requested_token_type: TYPE.jwt });
+    expect((await accessClaims(second.access_token)).exp).toBe(subjectExp);
+    const id = await exchange({ ...subject(second.access_token), scope: 'openid', requested_token_type: TYPE.id });
+    expect(decodeJwt(id.access_token).exp).toBe(subjectExp);
+    expect(id.expires_in).toBeLessThan(43200);
+  });
+});
+
 describe('offline_access', () => {
+  it('no refresh token when the subject token’s refresh family has no live refresh token', async () => {
+    const { db } = server.running.gh;
+    const signedIn = await signIn('te-basic', ['openid', 'offline_access']);
+    await db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', sha256(signedIn.refresh_token!)).execute();
+    const tokens = await exchange({ ...subject(signedIn.access_token), scope: 'openid offline_access' });
+    expect(tokens.refresh_token).toBeUndefined();
+    expect(tokens.scope).toBe('openid');
+  });
+
+  it('a refresh token of an exchange stops working once the client no longer lists the grant', async () => {
+    const { db, directory } = server.running.gh;
+    const { access_token } = await signIn('te-basic', ['openid', 'offline_access']);
+    const tokens = await exchange({ ...subject(access_token), scope: 'openid offline_access' });
+    const app = await db.selectFrom('apps').select(['id', 'grant_types']).where('client_id', '=', 'te-basic').executeTakeFirstOrThrow();
+    await db.updateTable('apps').set({ grant_types: app.grant_types.filter((g) => g !== GRANT) }).where('id', '=', app.id).execute();
+    directory.clear();
+    try {
+      await expect(client.refreshTokenGrant(await config('te-basic'), tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    } finally {
+      await db.updateTable('apps').set({ grant_types: app.grant_types }).where('id', '=', app.id).execute();
+      directory.clear();
+    }
+  });
+
   it('a refresh token of an exchange stops working while token exchange is switched off', async () => {
     const { db, directory, instanceId } = server.running.gh;
     const { access_token } = await signIn('te-basic', ['openid', 'offline_access']);

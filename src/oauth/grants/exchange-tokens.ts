@@ -44,6 +44,8 @@ export interface PresentedToken {
   grantId: string | undefined;
   authTime: Date | undefined;
   amr: string[] | undefined;
+  /** When the token expires; undefined for a named subject (it is no token). */
+  expiresAt: Date | undefined;
 }
 
 /**
@@ -97,6 +99,7 @@ async function verifyAccess(gh: Gatehouse, token: string, app: Application, name
     grantId: claims.grantId,
     authTime: claims.authTime,
     amr: claims.amr,
+    expiresAt: new Date(claims.exp * 1000),
   };
 }
 
@@ -107,7 +110,7 @@ async function verifyAccess(gh: Gatehouse, token: string, app: Application, name
 async function verifyIdToken(gh: Gatehouse, token: string, app: Application, name: string): Promise<PresentedToken> {
   const payload = verifyOwnIdToken(gh, token, { allowExpired: false });
   if (!payload) throw invalid(name);
-  const { sub, aud, azp, sid, act, auth_time: authTime, amr } = payload;
+  const { sub, aud, azp, sid, act, auth_time: authTime, amr, exp } = payload;
   const audience = stringList(aud) ?? [];
   if (typeof sub !== 'string' || !(forClient(audience, app) || azp === app.clientId)) throw invalid(name);
   const sessionId = typeof sid === 'string' ? sid : undefined;
@@ -125,6 +128,7 @@ async function verifyIdToken(gh: Gatehouse, token: string, app: Application, nam
     grantId: undefined,
     authTime: typeof authTime === 'number' ? new Date(authTime * 1000) : undefined,
     amr: stringList(amr),
+    expiresAt: typeof exp === 'number' ? new Date(exp * 1000) : undefined,
   };
 }
 
@@ -166,5 +170,5 @@ export async function namedSubjectId(gh: Gatehouse, token: string, type: string,
 
 /** A named subject as a presented token: the user's own claims, no scopes, no audience. */
 export function namedSubject(type: string, user: User): PresentedToken {
-  return { type, user, scopes: undefined, audience: [], actor: undefined, sessionId: undefined, grantId: undefined, authTime: undefined, amr: undefined };
+  return { type, user, scopes: undefined, audience: [], actor: undefined, sessionId: undefined, grantId: undefined, authTime: undefined, amr: undefined, expiresAt: undefined };
 }

@@ -77,7 +77,7 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const family = familyOf(row);
   const granted = await checkScopes(gh, narrowScopes(family.scopes, requested));
   const user = await activeUser(gh, family.subject);
-  if (family.exchangedAs) await stillExchangeable(gh, family);
+  if (family.exchangedAs) await stillExchangeable(gh, app, family);
   // an exchanged family's session is its authority's: the subject's, or the impersonator's
   await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);
   // issue

@@ -17,9 +17,10 @@
  * beyond the user-claim scopes (openid, profile, email, phone, address; free only for subjects that
  * carry no scopes) must be carried by it, and the result joins its grant (revoking that family
  * revokes the result; a refresh token never outlives it) and its browser session (ending that
- * session ends the result). The audience is a subset of the subject token's; the actor token's
- * audience counts too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target).
- * Every exchange is an audit event.
+ * session ends the result). No result expires after a token presented for it, so exchanging again
+ * renews nothing. The audience is a subset of the subject token's; the actor token's audience counts
+ * too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target). Every exchange is
+ * an audit event.
  */
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
@@ -27,6 +28,7 @@ import { appendEvent } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import { activeTokenUser } from '../../domain/token-user.ts';
 import type { AccessTokenType, AuthMethod } from '../../store/schema.ts';
+import { cappedLifetime } from '../../domain/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
@@ -133,11 +135,13 @@ async function impersonated(gh: Gatehouse, userId: string, actor: User): Promise
 }
 
 /**
- * At every refresh of an exchanged family: the actors are still active (and, for an impersonation,
- * still allowed to impersonate the subject), and token exchange is still on.
+ * At every refresh of an exchanged family: token exchange is still on and still allowed for the
+ * client, the actors are still active (and, for an impersonation, still allowed to impersonate the
+ * subject).
  */
-export async function stillExchangeable(gh: Gatehouse, family: RefreshFamily): Promise<void> {
+export async function stillExchangeable(gh: Gatehouse, app: Application, family: RefreshFamily): Promise<void> {
   if (!(await tokenExchange.enabled!(gh))) throw new InvalidGrant('token exchange is no longer enabled');
+  if (!app.grantTypes.includes(TOKEN_EXCHANGE)) throw new InvalidGrant('the client may no longer exchange tokens');
   const subject = await activeTokenUser(gh.directory, gh.instanceId, { sub: family.subject, actor: family.actor });
   if (!subject) throw new InvalidGrant('the subject or an actor of the grant is not active');
   if (!family.impersonation) return;
@@ -215,6 +219,8 @@ async function familyEnd(gh: Gatehouse, grantId: string): Promise<Date | undefin
     .where('grant_id', '=', grantId)
     .where('kind', '=', 'refresh')
     .where('revoked_at', 'is', null)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', new Date())
     .executeTakeFirst();
   const end = row?.end ? new Date(row.end) : undefined;
   return end && end.getTime() > Date.now() ? end : undefined;
@@ -238,26 +244,33 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   const authTime = authority.authTime ?? new Date();
   const amr = authority.amr ?? [];
   const grantId = authority.grantId ?? newId();
+  // No exchange outlives what was presented for it: exchanging again and again renews nothing.
+  const notAfter = earliest(subject.expiresAt, actor?.expiresAt);
   // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6),
-  // never with an ID token (which cannot be refreshed), and never past the authority's family
-  const wantsRefresh = granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token';
-  const familyEnds = wantsRefresh ? (authority.grantId ? await familyEnd(gh, authority.grantId) : new Date(Date.now() + gh.config.lifetimes.refreshAbsolute * 1000)) : undefined;
+  // never with an ID token (which cannot be refreshed), only within a live refresh family of the
+  // authorizing sign-in and never past its end, and never from a token someone else already acts
+  // with (its own refresh token, checked again at every use, is the only way to extend that)
+  const wantsRefresh =
+    granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token' && subject.actor === undefined;
+  const familyEnds = wantsRefresh && authority.grantId ? await familyEnd(gh, authority.grantId) : undefined;
   const scopes = familyEnds ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
+  const acting = typeof act?.['sub'] === 'string' ? act['sub'] : undefined;
   // issue, and record (the audit event does not wait for the tokens: one round trip less)
   const [response] = await Promise.all([
-    issueExchanged(gh, { app, issue, subject: subject.user, scopes, audience, idTokenAudience: request.audience, act, sessionId, authTime, amr, grantId, familyEnds, shape }),
+    issueExchanged(gh, { app, issue, subject: subject.user, scopes, audience, idTokenAudience: request.audience, act, sessionId, authTime, amr, grantId, familyEnds, notAfter, shape }),
     appendEvent(gh.db, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
       aggregateId: subject.user.id,
       resourceOwner: subject.user.orgId,
       type: 'user.token.exchanged',
-      creator: actor?.user.id ?? subject.user.id,
+      // who acts: the actor of the result (also when a token someone already acted with is exchanged)
+      creator: acting ?? subject.user.id,
       payload: {
         clientId: app.clientId,
         shape,
         subject: subject.user.id,
-        ...(actor ? { actor: actor.user.id } : {}),
+        ...(acting ? { actor: acting } : {}),
         subjectTokenType: request.subjectTokenType,
         ...(request.actorTokenType ? { actorTokenType: request.actorTokenType } : {}),
         issuedTokenType: request.requestedType,
@@ -286,15 +299,23 @@ interface Issue {
   grantId: string;
   /** Set when a refresh token is issued: the end of its family. */
   familyEnds: Date | undefined;
+  /** The access and ID token expire no later than this. */
+  notAfter: Date | undefined;
   shape: Shape;
 }
 
 /** The tokens of an exchange: an ID token alone, or an access token with its refresh and ID tokens. */
 async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
   if (x.issue === 'id_token') {
-    const idToken = await issueIdToken(gh, { user: x.subject, clientId: x.app.clientId, scopes: x.scopes.scopes, authTime: x.authTime, amr: x.amr, sessionId: x.sessionId, actor: x.act, audience: x.idTokenAudience });
+    const now = Date.now();
+    const idToken = await issueIdToken(
+      gh,
+      { user: x.subject, clientId: x.app.clientId, scopes: x.scopes.scopes, authTime: x.authTime, amr: x.amr, sessionId: x.sessionId, actor: x.act, audience: x.idTokenAudience, notAfter: x.notAfter },
+      now,
+    );
     gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
-    return { access_token: idToken, token_type: 'N_A', expires_in: gh.config.lifetimes.idToken, scope: x.scopes.scopes.join(' ') };
+    const expiresIn = cappedLifetime(Math.floor(now / 1000), gh.config.lifetimes.idToken, x.notAfter);
+    return { access_token: idToken, token_type: 'N_A', expires_in: expiresIn, scope: x.scopes.scopes.join(' ') };
   }
   const refreshToken = x.familyEnds
     ? await storeRefreshToken(gh, gh.db, {
@@ -326,5 +347,11 @@ async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
     audience: x.audience,
     actor: x.act,
     idTokenAudience: x.idTokenAudience,
+    notAfter: x.notAfter,
   });
+}
+
+function earliest(...dates: Array<Date | undefined>): Date | undefined {
+  const times = dates.filter((d): d is Date => d !== undefined).map((d) => d.getTime());
+  return times.length === 0 ? undefined : new Date(Math.min(...times));
 }

@@ -147,6 +147,8 @@ export interface UserTokenRequest {
   actor?: Record<string, unknown> | undefined;
   /** Audiences of the ID token besides the client (token exchange: the requested audience). */
   idTokenAudience?: string[] | undefined;
+  /** The tokens expire no later than this (token exchange). */
+  notAfter?: Date | undefined;
 }
 
 /**
@@ -168,6 +170,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     ...(request.actor ? { actor: request.actor } : {}),
     authTime: request.authTime,
     amr: request.amr,
+    notAfter: request.notAfter,
   });
   const response = await accessTokenResponse(gh, issued, granted.scopes, {
     user,
@@ -179,6 +182,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
     actor: request.actor,
     audience: request.idTokenAudience,
+    notAfter: request.notAfter,
   });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
   gh.metrics.tokensIssued.inc({ grant: request.grant, type });
