@@ -1,7 +1,7 @@
 /** Turns a bearer access token into the API's Principal: token verified, user active, roles loaded. */
 import type { Directory } from './directory.ts';
 import type { Principal } from './principal.ts';
-import { activeTokenUser } from './token-user.ts';
+import { activeTokenUser, actorChain } from './token-user.ts';
 import type { Tokens } from './tokens.ts';
 
 export class InvalidAccessToken extends Error {
@@ -27,7 +27,7 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
       audience: claims.audience,
       roles: user.roles,
       tokenId: claims.jti,
-      ...(typeof claims.actor?.['sub'] === 'string' ? { actorId: claims.actor['sub'] } : {}),
+      actorId: actorChain(claims.actor)?.[0],
     };
   };
 }

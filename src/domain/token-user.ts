@@ -10,21 +10,34 @@ import type { AccessTokenClaims } from './tokens.ts';
 /** Longer chains are refused when tokens are exchanged; one more level tolerates nothing unchecked. */
 const MAX_CHAIN = 6;
 
-async function activeUser(directory: Directory, instanceId: string, userId: unknown): Promise<User | undefined> {
-  if (typeof userId !== 'string') return undefined;
+/**
+ * The users of an `act` claim, the current actor first and prior actors after it; empty without
+ * one, undefined when it is malformed (a level that is no object or has no string `sub`) or longer
+ * than any exchange makes it.
+ */
+export function actorChain(act: unknown): string[] | undefined {
+  const chain: string[] = [];
+  for (let level: unknown = act; level !== undefined; level = (level as Record<string, unknown>)['act']) {
+    if (chain.length >= MAX_CHAIN || typeof level !== 'object' || level === null) return undefined;
+    const sub = (level as Record<string, unknown>)['sub'];
+    if (typeof sub !== 'string') return undefined;
+    chain.push(sub);
+  }
+  return chain;
+}
+
+async function activeUser(directory: Directory, instanceId: string, userId: string): Promise<User | undefined> {
   const user = await directory.user(userId);
   return user && user.instanceId === instanceId && user.state === 'active' ? user : undefined;
 }
 
 export async function activeTokenUser(directory: Directory, instanceId: string, claims: Pick<AccessTokenClaims, 'sub' | 'actor'>): Promise<User | undefined> {
+  const chain = actorChain(claims.actor);
+  if (!chain) return undefined;
   const user = await activeUser(directory, instanceId, claims.sub);
   if (!user) return undefined;
-  let actor: unknown = claims.actor;
-  for (let depth = 0; actor !== undefined; depth++) {
-    if (depth >= MAX_CHAIN || typeof actor !== 'object' || actor === null) return undefined;
-    const { sub, act } = actor as Record<string, unknown>;
-    if (!(await activeUser(directory, instanceId, sub))) return undefined;
-    actor = act;
+  for (const actorId of chain) {
+    if (!(await activeUser(directory, instanceId, actorId))) return undefined;
   }
   return user;
 }

@@ -26,7 +26,7 @@ import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
 import { appendEvent } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
-import { activeTokenUser } from '../../domain/token-user.ts';
+import { activeTokenUser, actorChain } from '../../domain/token-user.ts';
 import type { AccessTokenType, AuthMethod } from '../../store/schema.ts';
 import { cappedLifetime } from '../../domain/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
@@ -145,21 +145,16 @@ export async function stillExchangeable(gh: Gatehouse, app: Application, family:
   const subject = await activeTokenUser(gh.directory, gh.instanceId, { sub: family.subject, actor: family.actor });
   if (!subject) throw new InvalidGrant('the subject or an actor of the grant is not active');
   if (!family.impersonation) return;
-  const actor = typeof family.actor?.['sub'] === 'string' ? await gh.directory.user(family.actor['sub']) : undefined;
+  const actorId = actorChain(family.actor)?.[0];
+  const actor = actorId === undefined ? undefined : await gh.directory.user(actorId);
   if (!actor || !(await mayImpersonate(gh, actor, subject))) throw new InvalidGrant('the actor may no longer impersonate the subject');
-}
-
-function depth(actor: Record<string, unknown> | undefined): number {
-  let levels = 0;
-  for (let current: unknown = actor; typeof current === 'object' && current !== null; current = (current as Record<string, unknown>)['act']) levels++;
-  return levels;
 }
 
 /** RFC 8693 §4.1: the current actor first, prior actors (the subject token's `act`) nested. */
 function actorClaim(gh: Gatehouse, actor: PresentedToken | undefined, subject: PresentedToken): Record<string, unknown> | undefined {
   if (!actor) return subject.actor;
   const act = { iss: gh.config.externalUrl, sub: actor.user.id, ...(subject.actor ? { act: subject.actor } : {}) };
-  if (depth(act) > MAX_ACTOR_DEPTH) throw new InvalidRequest('the chain of actors is too long');
+  if ((actorChain(act)?.length ?? Infinity) > MAX_ACTOR_DEPTH) throw new InvalidRequest('the chain of actors is too long');
   return act;
 }
 
@@ -254,7 +249,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
     granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token' && subject.actor === undefined;
   const familyEnds = wantsRefresh && authority.grantId ? await familyEnd(gh, authority.grantId) : undefined;
   const scopes = familyEnds ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
-  const acting = typeof act?.['sub'] === 'string' ? act['sub'] : undefined;
+  const acting = actorChain(act)?.[0];
   // issue, and record (the audit event does not wait for the tokens: one round trip less)
   const [response] = await Promise.all([
     issueExchanged(gh, { app, issue, subject: subject.user, scopes, audience, idTokenAudience: request.audience, act, sessionId, authTime, amr, grantId, familyEnds, notAfter, shape }),
