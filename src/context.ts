@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/index.ts';
 import type { MasterKey } from './domain/crypto.ts';
 import type { Directory } from './domain/directory.ts';
+import type { FailureThrottle } from './domain/failure-throttle.ts';
 import type { KeyStore } from './domain/keys.ts';
 import type { Tokens } from './domain/tokens.ts';
 import type { Metrics } from './server/metrics.ts';
@@ -17,6 +18,8 @@ export interface Gatehouse {
   directory: Directory;
   tokens: Tokens;
   metrics: Metrics;
+  /** Failed sign-ins and client authentications per client address (SPEC 10.11). */
+  throttle: FailureThrottle;
   /** The one instance of this deployment (SPEC §5). */
   instanceId: string;
 }

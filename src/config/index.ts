@@ -45,6 +45,14 @@ export interface Config {
   maxBodyBytes: number;
   /** GATEHOUSE_CHANGE_POLL_MS: how often a server looks for changes made by other processes. Default 1000. */
   changePollMs: number;
+  /**
+   * GATEHOUSE_FAILED_AUTH_RATE_LIMIT: failed sign-ins and failed client authentications per minute
+   * per client address, after which the address gets 429 before any hash is computed (SPEC 10.11).
+   * Default 20; 0 turns it off.
+   */
+  failedAuthRateLimit: number;
+  /** GATEHOUSE_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (SPEC 10.14). */
+  metricsToken: string | undefined;
 }
 
 /** Lifetimes in seconds (SPEC §6), each configurable as GATEHOUSE_<NAME>_SECONDS. */
@@ -124,6 +132,8 @@ export function loadConfig(env: Env = process.env): Config {
     keyRotationSeconds: integer(env, 'GATEHOUSE_KEY_ROTATION_HOURS', 168, 1) * 3600,
     maxBodyBytes: integer(env, 'GATEHOUSE_MAX_BODY_BYTES', 64 * 1024, 1024),
     changePollMs: integer(env, 'GATEHOUSE_CHANGE_POLL_MS', 1000, 50),
+    failedAuthRateLimit: integer(env, 'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 20),
+    metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
   };
 }
 

@@ -11,16 +11,31 @@ const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 /**
  * At most two argon2 runs at a time: each holds 19 MiB, and running more in parallel on a server's
  * few cores only adds memory (a burst of logins otherwise grew the process by ~100 MiB) and gives a
- * flood of wrong passwords more to chew on. Further runs wait their turn.
+ * flood of wrong passwords more to chew on. Further runs wait their turn, but only up to
+ * MAX_WAITING of them (SPEC 10.11): past that the queue is full and the caller gets HashingBusy at
+ * once (503 with Retry-After; OAuth `temporarily_unavailable`), so a burst of wrong secrets cannot
+ * stall every sign-in behind an unbounded queue. 64 waiters is about a second of work on one core.
  */
 const MAX_CONCURRENT_ARGON2 = 2;
+export const MAX_WAITING_ARGON2 = 64;
 let running = 0;
 const waiting: Array<() => void> = [];
 
+/** The password-hashing queue is full: answer 503 with Retry-After and let the client come back. */
+export class HashingBusy extends Error {
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super('password hashing is saturated; try again shortly');
+    this.name = 'HashingBusy';
+  }
+}
+
 async function limited<T>(work: () => Promise<T>): Promise<T> {
   // A finishing run hands its slot straight to the next waiter, so the limit holds exactly.
-  if (running >= MAX_CONCURRENT_ARGON2) await new Promise<void>((resolve) => waiting.push(resolve));
-  else running++;
+  if (running >= MAX_CONCURRENT_ARGON2) {
+    if (waiting.length >= MAX_WAITING_ARGON2) throw new HashingBusy();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else running++;
   try {
     return await work();
   } finally {
@@ -35,11 +50,13 @@ export function hashSecret(secret: string): Promise<string> {
 }
 
 export async function verifySecret(hash: string, secret: string): Promise<boolean> {
-  try {
-    return await limited(() => argon2Verify(hash, secret));
-  } catch {
-    return false; // a malformed stored hash never matches
-  }
+  return limited(async () => {
+    try {
+      return await argon2Verify(hash, secret);
+    } catch {
+      return false; // a malformed stored hash never matches
+    }
+  });
 }
 
 /** A hash used where no real one exists, so that unknown users cost the same time as known ones. */

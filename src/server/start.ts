@@ -15,6 +15,7 @@ import type { Gatehouse } from '../context.ts';
 import { bearerAuthenticator } from '../domain/authenticate.ts';
 import { MasterKey } from '../domain/crypto.ts';
 import { Directory } from '../domain/directory.ts';
+import { FailureThrottle } from '../domain/failure-throttle.ts';
 import { changeMark } from '../domain/events.ts';
 import { KeyStore } from '../domain/keys.ts';
 import { Tokens } from '../domain/tokens.ts';
@@ -88,7 +89,8 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     accessTokenSeconds: config.lifetimes.accessToken,
     idTokenSeconds: config.lifetimes.idToken,
   });
-  const gh: Gatehouse = { config, db, log, masterKey, keys, directory, tokens, metrics, instanceId };
+  const throttle = new FailureThrottle(config.failedAuthRateLimit);
+  const gh: Gatehouse = { config, db, log, masterKey, keys, directory, tokens, metrics, throttle, instanceId };
 
   let discoveryJson = JSON.stringify(await discoveryDocument(gh));
   const cors = createCors(db, instanceId, config.externalUrl);
