@@ -72,6 +72,7 @@ export async function codeFlow(options: FlowOptions): Promise<string> {
   const named = await post(loginUrl.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, loginName: options.loginName });
   const passwordUrl = expectRedirect(named, 'login name');
   const passed = await post(passwordUrl.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, password: options.password });
+  keep(passed); // the sign-in renews the browser cookie (SPEC 10.7)
   const callback = expectRedirect(passed, 'password');
   const answered = await send(callback, { headers: { cookie: cookie() } });
   const code = new URL(expectRedirect(answered, 'callback')).searchParams.get('code');

@@ -57,14 +57,16 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     .executeTakeFirst();
   if (domainOwner) conflict(ctx, `${spec.path}.domain`, `domain "${spec.domain}" is the primary domain of organization "${domainOwner.name}" (${domainOwner.id})`);
   let orgId: string;
+  // SPEC 10.12: null leaves registration at its default (the default organization only).
+  const allowRegister = spec.allowRegister ?? null;
   if (!row) {
     orgId = spec.id ?? preferredId ?? newId();
-    await ctx.trx.insertInto('orgs').values({ id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain }).execute();
-    await emit(ctx, 'org', orgId, orgId, 'org.added', { name: spec.name, domain: spec.domain });
+    await ctx.trx.insertInto('orgs').values({ id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain, allow_register: allowRegister }).execute();
+    await emit(ctx, 'org', orgId, orgId, 'org.added', { name: spec.name, domain: spec.domain, ...(allowRegister === null ? {} : { allowRegister }) });
     record(ctx, 'org', spec.path, orgId, 'created');
   } else {
     orgId = row.id;
-    const changes = changedColumns(row, { name: spec.name, primary_domain: spec.domain });
+    const changes = changedColumns(row, { name: spec.name, primary_domain: spec.domain, allow_register: allowRegister });
     const changed = Object.keys(changes);
     if (changed.length > 0) {
       await ctx.trx.updateTable('orgs').set({ ...changes, changed_at: new Date() }).where('id', '=', orgId).execute();

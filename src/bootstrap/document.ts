@@ -102,6 +102,11 @@ export interface OrgSpec {
   name: string;
   /** Lowercased. */
   domain: string;
+  /**
+   * SPEC 10.12: whether self-registration may create users here. Left out: the default (allowed for
+   * the instance's default organization only), so removing the key from the file restores it.
+   */
+  allowRegister: boolean | undefined;
   users: HumanSpec[];
   machines: MachineSpec[];
   projects: ProjectSpec[];

@@ -97,16 +97,17 @@ function readMachine(issues: Issues, path: string, value: unknown): MachineSpec 
 }
 
 function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'users', 'machines', 'projects']);
+  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'allowRegister', 'users', 'machines', 'projects']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const name = fields.requiredString('name', NAME_RULE);
   const domain = fields.requiredString('domain', DOMAIN)?.toLowerCase();
+  const allowRegister = fields.boolean('allowRegister');
   const users = fields.list('users', (item, at) => readHuman(issues, at, item)) ?? [];
   const machines = fields.list('machines', (item, at) => readMachine(issues, at, item)) ?? [];
   const projects = fields.list('projects', (item, at) => readProject(issues, at, item)) ?? [];
   if (name === undefined || domain === undefined) return undefined;
-  return { path, id, name, domain, users, machines, projects };
+  return { path, id, name, domain, allowRegister, users, machines, projects };
 }
 
 /** Names, domains, client ids and ids must be unique where the database (or OAuth) needs them to be. */

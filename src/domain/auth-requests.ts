@@ -108,6 +108,18 @@ export async function pendingAuthRequest(db: DB, id: string, browser: string, no
   return row ? toAuthRequest(row) : undefined;
 }
 
+/** Moves the browser's unanswered requests to its new cookie (SPEC 10.7; see sessions.ts moveBrowser). */
+export async function movePendingRequests(db: DB, instanceId: string, from: string, to: string, now = new Date()): Promise<void> {
+  await db
+    .updateTable('auth_requests')
+    .set({ browser_hash: to })
+    .where('instance_id', '=', instanceId)
+    .where('browser_hash', '=', from)
+    .where('code_hash', 'is', null)
+    .where('expires_at', '>', now)
+    .execute();
+}
+
 /** The login UI identified a user (or, with null, forgot the choice). */
 export async function selectUser(db: DB, id: string, userId: string | null): Promise<void> {
   await db.updateTable('auth_requests').set({ user_id: userId, session_id: null }).where('id', '=', id).execute();
@@ -140,14 +152,21 @@ export type CodeExchange =
   | { kind: 'reused'; grantId: string }
   | { kind: 'invalid' };
 
-/** Consumes a code exactly once (a row lock makes concurrent exchanges of one code see each other). */
-export async function consumeCode(db: DB, code: string, now = new Date()): Promise<CodeExchange> {
+/**
+ * Consumes a code exactly once (a row lock makes concurrent exchanges of one code see each other).
+ * `vet` checks the code's request (client, redirect URI) before anything else and throws to refuse:
+ * a refused code stays unused and its reuse revokes nothing, so a foreign client can burn no code
+ * (SPEC 10.15).
+ */
+export async function consumeCode(db: DB, code: string, vet: (request: AuthRequest) => void, now = new Date()): Promise<CodeExchange> {
   return db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('auth_requests').selectAll().where('code_hash', '=', sha256(code)).forUpdate().executeTakeFirst();
     if (!row || !row.grant_id) return { kind: 'invalid' };
+    const request = toAuthRequest(row);
+    vet(request);
     if (row.code_used_at) return { kind: 'reused', grantId: row.grant_id };
     if (!row.code_expires_at || row.code_expires_at <= now) return { kind: 'invalid' };
     await trx.updateTable('auth_requests').set({ code_used_at: now }).where('id', '=', row.id).execute();
-    return { kind: 'valid', request: toAuthRequest(row), grantId: row.grant_id };
+    return { kind: 'valid', request, grantId: row.grant_id };
   });
 }

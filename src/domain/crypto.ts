@@ -2,7 +2,7 @@
  * Secrets at rest: argon2id for passwords and client secrets, SHA-256 for high-entropy tokens and
  * codes, AES-256-GCM under the master key for what must be read back (signing keys, OTP secrets).
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 
 /** argon2id with OWASP's second recommended setting (m=19 MiB, t=2, p=1). */
@@ -85,6 +85,14 @@ export class MasterKey {
     const key = Buffer.from(base64, 'base64');
     if (key.length !== 32) throw new Error('the master key must be 32 bytes, base64-encoded');
     this.#key = key;
+  }
+
+  /**
+   * A 32-byte key for one purpose (HKDF-SHA256, RFC 5869), so that a MAC key never doubles as the
+   * encryption key and purposes cannot stand in for each other (SPEC 10.7: browser cookies, CSRF).
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `gatehouse ${purpose}`, 32));
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */

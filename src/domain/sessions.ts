@@ -1,17 +1,48 @@
 /**
- * Browser sessions (SPEC §7, issue 3). A browser is known by a random cookie, stored only as its
- * SHA-256 (`browser_hash`). A browser holds one active user session per user who signed in in it;
- * each records when and how the user authenticated (`auth_time`, `amr`: pwd, otp, mfa).
+ * Browser sessions (SPEC §7, issue 3). A browser is known by a cookie the server issued, stored only
+ * as its SHA-256 (`browser_hash`). A browser holds one active user session per user who signed in in
+ * it; each records when and how the user authenticated (`auth_time`, `amr`: pwd, otp, mfa).
+ *
+ * SPEC 10.7: the cookie value is `<random>.<mac>`, the MAC an HMAC of the random part under a key
+ * derived from the master key, so the server recognizes the values it issued without storing them
+ * (several processes sharing a master key agree) and ignores any other (session fixation by a
+ * planted value). Every completed sign-in moves the browser to a fresh value (moveBrowser).
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { DB } from '../store/database.ts';
 import type { UserSessionRow } from '../store/schema.ts';
-import { sha256 } from './crypto.ts';
+import { sha256, type MasterKey } from './crypto.ts';
 import { newId, randomToken } from './ids.ts';
+import { movePendingRequests } from './auth-requests.ts';
 
 export const BROWSER_COOKIE = 'gh_browser';
 
-export function newBrowserId(): string {
-  return randomToken(32);
+/** 256 random bits and a 256-bit HMAC, base64url: what a well-formed cookie value looks like. */
+const BROWSER_ID = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
+
+const keys = new WeakMap<MasterKey, Buffer>();
+function browserKey(masterKey: MasterKey): Buffer {
+  let key = keys.get(masterKey);
+  if (!key) keys.set(masterKey, (key = masterKey.derive('browser cookie')));
+  return key;
+}
+
+function macOf(masterKey: MasterKey, random: string): Buffer {
+  return createHmac('sha256', browserKey(masterKey)).update(random).digest();
+}
+
+/** A new browser id, issued by this server (SPEC 10.7). */
+export function newBrowserId(masterKey: MasterKey): string {
+  const random = randomToken(32);
+  return `${random}.${macOf(masterKey, random).toString('base64url')}`;
+}
+
+/** Whether this server issued `value` (constant-time MAC comparison). */
+export function isIssuedBrowserId(masterKey: MasterKey, value: string): boolean {
+  const match = BROWSER_ID.exec(value);
+  if (!match) return false;
+  const given = Buffer.from(match[2]!, 'base64url');
+  return given.length === 32 && timingSafeEqual(given, macOf(masterKey, match[1]!));
 }
 
 export function browserHash(cookieValue: string): string {
@@ -99,4 +130,22 @@ export async function endBrowserSessions(db: DB, instanceId: string, browser: st
     .returning('id')
     .execute();
   return rows.map((r) => r.id);
+}
+
+/**
+ * Moves everything of browser `from` to browser `to` (SPEC 10.7: a completed sign-in gives the browser
+ * a fresh cookie): its active sessions and its pending authorization requests, in one transaction, so
+ * the old value, whoever else holds it, carries nothing afterwards.
+ */
+export async function moveBrowser(db: DB, instanceId: string, from: string, to: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('user_sessions')
+      .set({ browser_hash: to })
+      .where('instance_id', '=', instanceId)
+      .where('browser_hash', '=', from)
+      .where('ended_at', 'is', null)
+      .execute();
+    await movePendingRequests(trx, instanceId, from, to);
+  });
 }

@@ -1,41 +1,38 @@
 /**
- * CSRF protection of every login form by double submit: a random token in a cookie that only our
- * pages can read back into their forms (HttpOnly, SameSite=Strict, path /ui/login), and the same
- * token in a hidden field. A POST whose field differs from its cookie was not sent by our page.
- * No server state, so several processes behave as one (SPEC §9).
+ * CSRF protection of every login form (SPEC 10.7): the token is an HMAC of the browser cookie under
+ * a key derived from the master key, carried in a hidden field. The cookie is HttpOnly and issued by
+ * the server, so another site can neither read the token nor choose the cookie it is bound to; a
+ * planted cookie or a field copied from another browser does not match. No server state, so several
+ * processes behave as one (SPEC §9).
  */
+import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { safeEqual } from '../domain/crypto.ts';
-import { randomToken } from '../domain/ids.ts';
-import { UI_PATH } from './assets.ts';
-import { cookieValue, setCookie } from './respond.ts';
+import { safeEqual, type MasterKey } from '../domain/crypto.ts';
+import { browserCookie, browserValueOf } from '../oauth/browser.ts';
 
-export const CSRF_COOKIE = 'gh_csrf';
 export const CSRF_FIELD = 'csrfToken';
 
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const keys = new WeakMap<MasterKey, Buffer>();
 
-function csrfCookie(req: Request): string | undefined {
-  const value = cookieValue(req, CSRF_COOKIE);
-  return value !== undefined && TOKEN.test(value) ? value : undefined;
+function tokenOf(masterKey: MasterKey, browserValue: string): string {
+  let key = keys.get(masterKey);
+  if (!key) keys.set(masterKey, (key = masterKey.derive('login csrf')));
+  return createHmac('sha256', key).update(browserValue).digest('base64url');
 }
 
 /**
- * The token for a form on this page: the browser's, or a new one set as its cookie. Reusing it keeps
- * forms open in other tabs valid.
+ * The token for a form on this page, bound to the browser's cookie (issued now when the browser has
+ * none). The same for every page of the browser, so forms open in other tabs stay valid until the
+ * next completed sign-in gives the browser a new cookie.
  */
 export function csrfTokenFor(gh: Gatehouse, req: Request, res: Response): string {
-  const existing = csrfCookie(req);
-  if (existing) return existing;
-  const token = randomToken(32);
-  setCookie(res, CSRF_COOKIE, token, { path: UI_PATH, sameSite: 'Strict', secure: gh.config.externalUrl.startsWith('https:') });
-  return token;
+  return tokenOf(gh.masterKey, browserValueOf(gh, req, res));
 }
 
-/** Whether a submitted form carries the token of its browser's cookie. */
-export function csrfValid(req: Request, form: ReadonlyMap<string, string>): boolean {
-  const cookie = csrfCookie(req);
+/** Whether a submitted form carries the token of its browser's (issued) cookie. */
+export function csrfValid(gh: Gatehouse, req: Request, form: ReadonlyMap<string, string>): boolean {
+  const cookie = browserCookie(gh, req);
   const field = form.get(CSRF_FIELD);
-  return cookie !== undefined && field !== undefined && safeEqual(cookie, field);
+  return cookie !== undefined && field !== undefined && safeEqual(tokenOf(gh.masterKey, cookie), field);
 }

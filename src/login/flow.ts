@@ -6,9 +6,8 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
-import { browserHash } from '../domain/sessions.ts';
 import { AUTHORIZE_CALLBACK_PATH } from '../oauth/authorize.ts';
-import { browserCookie } from '../oauth/browser.ts';
+import { browserHashOf } from '../oauth/browser.ts';
 import { parseParams, readForm } from '../oauth/form.ts';
 import { UI_PATH } from './assets.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid } from './csrf.ts';
@@ -44,15 +43,20 @@ export function stepPath(step: StepName, requestId: string): string {
   return `${stepAction(step)}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
 }
 
+/** The address failed sign-ins are counted against (SPEC 10.11); Gatehouse trusts no proxy headers. */
+export function clientAddress(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
 function queryOf(req: Request): Map<string, string> {
   const q = req.originalUrl.indexOf('?');
   return parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
 }
 
 async function findRequest(gh: Gatehouse, req: Request, id: string | undefined): Promise<AuthRequest | undefined> {
-  const cookie = browserCookie(req);
-  if (!cookie || !id) return undefined;
-  return pendingAuthRequest(gh.db, id, browserHash(cookie));
+  const browser = browserHashOf(gh, req);
+  if (!browser || !id) return undefined;
+  return pendingAuthRequest(gh.db, id, browser);
 }
 
 function requestExpired(req: Request, res: Response): undefined {
@@ -78,7 +82,7 @@ export async function submitStep(gh: Gatehouse, req: Request, res: Response): Pr
   const request = await findRequest(gh, req, form.get(REQUEST_PARAM));
   if (!request) return requestExpired(req, res);
   const m = localeOf(req, request);
-  if (!csrfValid(req, form)) {
+  if (!csrfValid(gh, req, form)) {
     refuseForgedForm(res, m);
     return undefined;
   }

@@ -24,6 +24,8 @@ export interface Messages {
   signIn: string;
   invalidCredentials: string;
   locked: (minutes: number) => string;
+  /** Too many failed sign-ins from this address (SPEC 10.11). */
+  throttled: (seconds: number) => string;
   // one-time password step
   otpTitle: string;
   otpIntro: string;
@@ -97,6 +99,7 @@ const en: Messages = {
   signIn: 'Sign in',
   invalidCredentials: 'The login name or password is incorrect.',
   locked: (minutes) => `Too many failed sign-in attempts: this account is locked. Try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+  throttled: (seconds) => `Too many failed sign-in attempts from your network. Please wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again.`,
   otpTitle: 'Enter your one-time code',
   otpIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
   otpCode: 'One-time code',
@@ -145,7 +148,7 @@ const en: Messages = {
   errorAdvice: 'Return to the application you came from and try again.',
   requestExpired: 'This sign-in request is unknown or has expired, or your browser does not send cookies. Return to the application and sign in again.',
   csrfFailed: 'The form has expired or was sent from another site. Go back, reload the page and try again.',
-  registrationUnavailable: 'Registration is not available.',
+  registrationUnavailable: 'Creating an account is not available here. Sign in with an existing account.',
   errors: {
     invalid_request: 'The sign-in request is invalid.',
     invalid_client: 'The application is not known to this sign-in service.',
@@ -183,6 +186,7 @@ const de: Messages = {
   signIn: 'Anmelden',
   invalidCredentials: 'Anmeldename oder Passwort ist falsch.',
   locked: (minutes) => `Zu viele fehlgeschlagene Anmeldeversuche: Dieses Konto ist gesperrt. Versuchen Sie es in ${minutes} ${minutes === 1 ? 'Minute' : 'Minuten'} erneut.`,
+  throttled: (seconds) => `Zu viele fehlgeschlagene Anmeldeversuche aus Ihrem Netzwerk. Bitte warten Sie ${seconds} ${seconds === 1 ? 'Sekunde' : 'Sekunden'} und versuchen Sie es dann erneut.`,
   otpTitle: 'Einmalcode eingeben',
   otpIntro: 'Öffnen Sie Ihre Authenticator-App und geben Sie den 6-stelligen Code ein, den sie für dieses Konto anzeigt.',
   otpCode: 'Einmalcode',
@@ -231,7 +235,7 @@ const de: Messages = {
   errorAdvice: 'Kehren Sie zu der Anwendung zurück, von der Sie kamen, und versuchen Sie es erneut.',
   requestExpired: 'Diese Anmeldeanfrage ist unbekannt oder abgelaufen, oder Ihr Browser sendet keine Cookies. Kehren Sie zur Anwendung zurück und melden Sie sich erneut an.',
   csrfFailed: 'Das Formular ist abgelaufen oder wurde von einer anderen Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
-  registrationUnavailable: 'Die Registrierung ist nicht verfügbar.',
+  registrationUnavailable: 'Hier kann kein Konto erstellt werden. Melden Sie sich mit einem bestehenden Konto an.',
   errors: {
     invalid_request: 'Die Anmeldeanfrage ist ungültig.',
     invalid_client: 'Die Anwendung ist diesem Anmeldedienst nicht bekannt.',

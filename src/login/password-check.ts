@@ -1,14 +1,17 @@
 /**
- * The password check of the login UI, with brute-force lockout (SPEC §7). An unknown login name, a
- * wrong password, a user without a password and a user who may not sign in all get the same
- * answer after the same work: one argon2 verification (decoyVerify where no hash exists) and one
- * database write. Only a locked user is told so, and only once the threshold is reached.
- * Wrong OTP codes (login step and API) count towards the same lockout through countFailedAttempt.
+ * The password check of the login UI, with brute-force lockout (SPEC §7, 10.3, 10.11). An unknown
+ * login name, a wrong password, a user without a password, a user who may not sign in and a locked
+ * user all get the same answer after the same work: one argon2 verification (decoyVerify where no
+ * hash exists) and one database write. Only the right password of a locked user is told about the
+ * lock, so the lockout reveals nothing to someone who does not know the password.
+ * Wrong OTP codes (login step and API) count towards the same lockout through countFailedAttempt;
+ * only a completed sign-in (finish.ts) resets the count, never a right password alone (SPEC 10.3).
+ * Failures are also counted per client address (gh.throttle), which is checked before any hash.
  */
 import type { Gatehouse } from '../context.ts';
 import { decoyVerify, verifySecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
-import { clearFailedPasswords, countFailedPassword, type PasswordAttempt } from './store.ts';
+import { countFailedPassword, type PasswordAttempt } from './store.ts';
 
 /** Consecutive failed passwords or OTP codes that lock a user. SPEC §7 (10); a constant until it is configurable. */
 export const LOCKOUT_THRESHOLD = 10;
@@ -18,21 +21,44 @@ export const LOCKOUT_SECONDS = 15 * 60;
 export type PasswordCheck =
   | { kind: 'valid'; userId: string }
   | { kind: 'invalid' }
-  | { kind: 'locked'; until: Date };
+  /** The right password of a locked user: the only answer that tells of the lock (SPEC 10.11). */
+  | { kind: 'locked'; until: Date }
+  /** Too many failures from this address: nothing was checked (SPEC 10.11). */
+  | { kind: 'throttled'; retryAfterSeconds: number };
 
-/** Checks `password` for the user the request's login name named (`passwordAttempt` in store.ts). */
-export async function checkPassword(gh: Gatehouse, requestId: string, user: PasswordAttempt['user'], password: string, now = new Date()): Promise<PasswordCheck> {
-  if (user?.lockedUntil && user.lockedUntil > now) return { kind: 'locked', until: user.lockedUntil };
+export interface PasswordInput {
+  requestId: string;
+  /** The user the request's login name named (`passwordAttempt` in store.ts). */
+  user: PasswordAttempt['user'];
+  password: string;
+  /** The client address failures are counted against. */
+  address: string;
+}
+
+/** Checks `password` for the user the request's login name named. */
+export async function checkPassword(gh: Gatehouse, input: PasswordInput, now = new Date()): Promise<PasswordCheck> {
+  const { requestId, user, password, address } = input;
+  const wait = gh.throttle.retryAfter(address, now.getTime());
+  if (wait > 0) return { kind: 'throttled', retryAfterSeconds: wait };
 
   const matches = user?.passwordHash ? await verifySecret(user.passwordHash, password) : await decoyVerify(password);
-  if (user && matches && user.state === 'active') {
-    await clearFailedPasswords(gh.db, user.id);
-    return { kind: 'valid', userId: user.id };
-  }
+  const right = user !== undefined && matches && user.state === 'active';
+  const lockedUntil = user?.lockedUntil && user.lockedUntil > now ? user.lockedUntil : undefined;
+  if (right && lockedUntil === undefined) return { kind: 'valid', userId: user.id };
 
+  gh.throttle.recordFailure(address, now.getTime());
+  if (user && lockedUntil !== undefined) {
+    // Counted on the request only (the same write as any refusal): failures during a lock do not
+    // extend it, so a stranger's guesses cannot keep an account locked for ever.
+    await countFailedPassword(gh.db, { requestId, userId: undefined, threshold: LOCKOUT_THRESHOLD, lockUntil: lockedUntil });
+    gh.log.info({ event: 'login.failed', factor: 'password', authRequestId: requestId, userId: user.id, locked: true }, 'password refused: user locked');
+    return right ? { kind: 'locked', until: lockedUntil } : { kind: 'invalid' };
+  }
   // Refused: an inactive or administratively locked user counts like a wrong password, so that
-  // nothing distinguishes the cases before the lockout threshold.
-  return countFailedAttempt(gh, { requestId, user, factor: 'password' }, now);
+  // nothing distinguishes the cases. The failure that reaches the threshold locks the user but is
+  // answered like any other (SPEC 10.11): only a later right password learns of the lock.
+  await countFailedAttempt(gh, { requestId, user, factor: 'password' }, now);
+  return { kind: 'invalid' };
 }
 
 export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date };

@@ -1,13 +1,15 @@
 /**
  * Self-registration (seed §4.4 prompt=create): a human user in the instance's default organization,
  * the password hashed with argon2id, the email unverified, and the `user.human.added` event in the
- * same transaction (SPEC §5). User names are unique per organization, case-insensitively.
+ * same transaction (SPEC §5). SPEC 10.12: only while that organization allows registration
+ * (`allowRegister` in the bootstrap file), and only with a user name no user of the instance has
+ * (case-insensitively), so that every existing short login name keeps naming one user.
  */
 import type { Gatehouse } from '../context.ts';
 import { hashSecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
-import { defaultOrgId, isUniqueViolation, userNameTaken } from './store.ts';
+import { isUniqueViolation, registrationTarget, userNameTaken } from './store.ts';
 
 export interface Registration {
   userName: string;
@@ -20,13 +22,19 @@ export interface Registration {
 
 export type RegistrationResult = { kind: 'created'; userId: string } | { kind: 'taken' } | { kind: 'unavailable' };
 
+/** The organization self-registration creates users in, when registration is open. */
+export async function registrationOrg(gh: Gatehouse): Promise<string | undefined> {
+  const target = await registrationTarget(gh.db, gh.instanceId);
+  return target?.allowed ? target.orgId : undefined;
+}
+
 export async function registerHuman(gh: Gatehouse, input: Registration): Promise<RegistrationResult> {
-  const orgId = await defaultOrgId(gh.db, gh.instanceId);
+  const orgId = await registrationOrg(gh);
   if (!orgId) {
-    gh.log.warn('registration refused: the instance has no default organization');
+    gh.log.info('registration refused: the default organization does not allow it, or there is none');
     return { kind: 'unavailable' };
   }
-  if (await userNameTaken(gh.db, orgId, input.userName)) return { kind: 'taken' };
+  if (await userNameTaken(gh.db, gh.instanceId, input.userName)) return { kind: 'taken' };
   const passwordHash = await hashSecret(input.password); // slow: never inside the transaction
   const userId = newId();
   try {

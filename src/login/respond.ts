@@ -1,8 +1,8 @@
 /**
- * How login pages are answered: security headers on every page, HTML as UTF-8, never cached, and the
- * cookies of the UI (HttpOnly; SameSite; Secure when the external URL is https).
+ * How login pages are answered: security headers on every page, HTML as UTF-8, never cached. The
+ * UI's one cookie is the browser cookie (oauth/browser.ts).
  */
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { Html } from './html.ts';
 
 /**
@@ -33,6 +33,8 @@ export function formTargetOf(redirectUri: string): string | undefined {
 export function securityHeaders(res: Response, formTargets: readonly string[] = []): void {
   res
     .set('Content-Security-Policy', contentSecurityPolicy(formTargets))
+    // SPEC 10.14: for browsers that predate CSP's frame-ancestors
+    .set('X-Frame-Options', 'DENY')
     .set('X-Content-Type-Options', 'nosniff')
     .set('Referrer-Policy', 'no-referrer')
     .set('Cache-Control', 'no-store')
@@ -48,25 +50,4 @@ export function sendPage(res: Response, status: number, body: Html, formTargets:
 export function seeOther(res: Response, location: string): void {
   securityHeaders(res);
   res.redirect(303, location);
-}
-
-/** A cookie of the request (the first of that name), undecoded; our cookie values are URL-safe. */
-export function cookieValue(req: Request, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-export interface CookieOptions {
-  path: string;
-  sameSite: 'Strict' | 'Lax';
-  secure: boolean;
-}
-
-export function setCookie(res: Response, name: string, value: string, options: CookieOptions): void {
-  res.append('Set-Cookie', `${name}=${value}; Path=${options.path}; HttpOnly; SameSite=${options.sameSite}${options.secure ? '; Secure' : ''}`);
 }

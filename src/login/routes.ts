@@ -5,6 +5,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { HashingBusy } from '../domain/crypto.ts';
 import { toOAuthError } from '../server/errors.ts';
 import { serveStylesheet } from './assets.ts';
 import { showErrorPage } from './error-page.ts';
@@ -62,6 +63,14 @@ export function loginRouter(gh: Gatehouse): express.Router {
     showErrorPage(res, m, { status: 404, error: 'not_found', description: 'no such page' });
   });
   router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof HashingBusy) {
+      // SPEC 10.11: the password-hashing queue is full; the user may simply try again shortly.
+      gh.log.warn({ path: req.path }, 'login request refused: password hashing is saturated');
+      if (res.headersSent) return void res.end();
+      res.set('Retry-After', String(error.retryAfterSeconds));
+      const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
+      return showErrorPage(res, m, { status: 503, error: 'temporarily_unavailable', description: 'the server is busy; try again shortly' });
+    }
     const oauth = toOAuthError(error);
     if (oauth.status >= 500) gh.log.error({ err: error, path: req.path }, 'login page failed');
     else gh.log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path: req.path }, 'login request refused');

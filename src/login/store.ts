@@ -94,7 +94,7 @@ export async function countFailedPassword(
   return row?.locked_until ?? null;
 }
 
-/** A successful password ends the run of failures (and an expired lock). */
+/** A completed sign-in ends the run of failures (and an expired lock). SPEC 10.3: only that. */
 export async function clearFailedPasswords(db: DB, userId: string): Promise<void> {
   await db
     .updateTable('users')
@@ -104,18 +104,32 @@ export async function clearFailedPasswords(db: DB, userId: string): Promise<void
     .execute();
 }
 
-export async function defaultOrgId(db: DB, instanceId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('instances').select('default_org_id').where('id', '=', instanceId).executeTakeFirst();
-  return row?.default_org_id ?? undefined;
+/**
+ * Where self-registration creates users: the instance's default organization, and whether that
+ * organization allows it (SPEC 10.12: `allowRegister`, unset meaning true for the default org).
+ */
+export async function registrationTarget(db: DB, instanceId: string): Promise<{ orgId: string; allowed: boolean } | undefined> {
+  const row = await db
+    .selectFrom('instances')
+    .innerJoin('orgs', 'orgs.id', 'instances.default_org_id')
+    .select(['orgs.id', 'orgs.allow_register'])
+    .where('instances.id', '=', instanceId)
+    .executeTakeFirst();
+  return row ? { orgId: row.id, allowed: row.allow_register ?? true } : undefined;
 }
 
-/** Whether the organization has a user (human or machine) of that name; names are unique per org. */
-export async function userNameTaken(db: DB, orgId: string, userName: string): Promise<boolean> {
+/**
+ * Whether any user (human or machine) of the instance has that name, case-insensitively. SPEC 10.12:
+ * self-registration refuses it, so that a newcomer cannot make another organization's user's short
+ * login name ambiguous.
+ */
+export async function userNameTaken(db: DB, instanceId: string, userName: string): Promise<boolean> {
   const row = await db
     .selectFrom('users')
     .select('id')
-    .where('org_id', '=', orgId)
+    .where('instance_id', '=', instanceId)
     .where(sql`lower(user_name)`, '=', sql`lower(${userName})`)
+    .limit(1)
     .executeTakeFirst();
   return row !== undefined;
 }

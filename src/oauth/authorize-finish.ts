@@ -6,9 +6,9 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { attachSession, closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
-import { browserHash, sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
+import { sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
 import { renderErrorPage } from '../login/error-page.ts';
-import { browserCookie } from './browser.ts';
+import { browserHashOf } from './browser.ts';
 import { issueIdToken } from './id-token.ts';
 import { deliver } from './response-mode.ts';
 import { mintUserTokens } from './grants/user-tokens.ts';
@@ -41,7 +41,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
 
   // Implicit (OIDC Core §3.2.2.5): an ID token, and an access token for "id_token token".
   await closeAuthRequest(gh.db, request.id);
-  const granted = await checkScopes(gh, request.scopes.filter((s) => s !== 'offline_access'));
+  const granted = await checkScopes(gh, request.scopes.filter((s) => s !== 'offline_access'), app.orgId);
   if (request.responseType === 'id_token token') {
     const minted = await mintUserTokens(gh, {
       grant: 'implicit',
@@ -81,8 +81,8 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
 export function authorizeCallback(gh: Gatehouse) {
   return async (req: Request, res: Response): Promise<void> => {
     const id = typeof req.query['authRequestID'] === 'string' ? req.query['authRequestID'] : '';
-    const cookie = browserCookie(req);
-    const request = cookie ? await pendingAuthRequest(gh.db, id, browserHash(cookie)) : undefined;
+    const browser = browserHashOf(gh, req);
+    const request = browser ? await pendingAuthRequest(gh.db, id, browser) : undefined;
     const session = request?.sessionId ? await sessionById(gh.db, request.sessionId) : undefined;
     if (!request || !session || session.userId !== request.userId) {
       renderErrorPage(res, {

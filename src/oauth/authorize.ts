@@ -78,7 +78,7 @@ async function validate(gh: Gatehouse, app: Application, params: Params, repeate
   if (!rawScope) throw new InvalidScope('scope is required');
   const scopes = parseScope(rawScope);
   if (!scopes.includes('openid')) throw new InvalidScope('the openid scope is required');
-  await checkScopes(gh, scopes);
+  await checkScopes(gh, scopes, app.orgId); // SPEC 10.6: project scopes of the app's organization only
 
   const nonce = optional(params, 'nonce');
   if (responseType !== 'code' && !nonce) throw new InvalidRequest('nonce is required for the implicit flow'); // OIDC Core §3.2.2.1

@@ -1,36 +1,83 @@
 /**
  * The browser cookie that ties authorization requests and sessions to one browser (HttpOnly,
  * SameSite=Lax so that top-level redirects back from clients carry it, Secure under https).
+ *
+ * SPEC 10.7: only values this server issued count (domain/sessions.ts); any other value is ignored
+ * as if the browser sent none, and replaced where a cookie is needed. Under https the cookie is
+ * `__Host-gh_browser` (Path=/, Secure, no Domain), which a sibling subdomain or a plain-http page
+ * cannot set, so nobody but this origin can plant one.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { BROWSER_COOKIE, browserHash, newBrowserId } from '../domain/sessions.ts';
+import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, moveBrowser, newBrowserId } from '../domain/sessions.ts';
 
-const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 const ONE_YEAR_SECONDS = 365 * 86400;
 
-/** The browser's cookie value, if it sent a well-formed one. */
-export function browserCookie(req: Request): string | undefined {
+function secure(gh: Gatehouse): boolean {
+  return gh.config.externalUrl.startsWith('https:');
+}
+
+/** The cookie's name: `__Host-` prefixed under https (RFC 6265bis §4.1.3.2). */
+export function browserCookieName(gh: Gatehouse): string {
+  return secure(gh) ? `__Host-${BROWSER_COOKIE}` : BROWSER_COOKIE;
+}
+
+/** The first cookie of that name in the request, undecoded (our values are URL-safe). */
+function cookieNamed(req: Request, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (part.slice(0, eq).trim() === BROWSER_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return COOKIE_VALUE.test(value) ? value : undefined;
-    }
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
 
+/** The browser's cookie value, if it sent one this server issued. */
+export function browserCookie(gh: Gatehouse, req: Request): string | undefined {
+  const value = cookieNamed(req, browserCookieName(gh));
+  return value !== undefined && isIssuedBrowserId(gh.masterKey, value) ? value : undefined;
+}
+
+/** The browser hash of the request's issued cookie, if any. */
+export function browserHashOf(gh: Gatehouse, req: Request): string | undefined {
+  const value = browserCookie(gh, req);
+  return value === undefined ? undefined : browserHash(value);
+}
+
+function setBrowserCookie(gh: Gatehouse, res: Response, value: string): void {
+  const attributes = `Path=/; Max-Age=${ONE_YEAR_SECONDS}; HttpOnly; SameSite=Lax${secure(gh) ? '; Secure' : ''}`;
+  res.append('Set-Cookie', `${browserCookieName(gh)}=${value}; ${attributes}`);
+  res.locals['browserCookie'] = value;
+}
+
+/**
+ * The browser's cookie value, issuing one when it has none (or one we did not issue). Within one
+ * response the value issued first is reused, so a page never sets two different cookies.
+ */
+export function browserValueOf(gh: Gatehouse, req: Request, res: Response): string {
+  const issued: unknown = res.locals['browserCookie'];
+  if (typeof issued === 'string') return issued;
+  const value = browserCookie(gh, req);
+  if (value !== undefined) return value;
+  const fresh = newBrowserId(gh.masterKey);
+  setBrowserCookie(gh, res, fresh);
+  return fresh;
+}
+
 /** The browser hash of this request, setting a new cookie when the browser has none. */
 export function browserOf(gh: Gatehouse, req: Request, res: Response): string {
-  let value = browserCookie(req);
-  if (!value) {
-    value = newBrowserId();
-    const secure = gh.config.externalUrl.startsWith('https:') ? '; Secure' : '';
-    res.append('Set-Cookie', `${BROWSER_COOKIE}=${value}; Path=/; Max-Age=${ONE_YEAR_SECONDS}; HttpOnly; SameSite=Lax${secure}`);
-  }
-  return browserHash(value);
+  return browserHash(browserValueOf(gh, req, res));
+}
+
+/**
+ * A sign-in completed (SPEC 10.7): the browser gets a fresh cookie and everything of its old one
+ * (sessions, pending authorization requests) moves there. Returns the new browser hash.
+ */
+export async function renewBrowser(gh: Gatehouse, res: Response, from: string): Promise<string> {
+  const fresh = newBrowserId(gh.masterKey);
+  const to = browserHash(fresh);
+  await moveBrowser(gh.db, gh.instanceId, from, to);
+  setBrowserCookie(gh, res, fresh);
+  return to;
 }

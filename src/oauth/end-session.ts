@@ -4,18 +4,20 @@
  * client's registered post_logout_redirect_uri (with state), or to the logged-out page. Nothing is
  * ended when the request is refused; refusals are shown on the error page, never redirected.
  *
- * Without a valid id_token_hint the request could come from any page, so the user confirms first
- * (RP-Initiated Logout §2: the OP SHOULD ask): the browser goes to /ui/login/logout, whose
- * CSRF-protected form ends the sessions through the same functions.
+ * The request could come from any page, so the user confirms first (RP-Initiated Logout §2: the OP
+ * SHOULD ask) on /ui/login/logout, whose CSRF-protected form ends the sessions through the same
+ * functions, unless the id_token_hint names an active session of this very browser (SPEC 10.10): its
+ * `sub`, and its `sid` when it has one. Any valid ID token is not enough (an attacker's own, or one
+ * of another browser's sign-in): that would let any page sign the user out.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { activeSessions, browserHash, endBrowserSessions } from '../domain/sessions.ts';
+import { activeSessions, endBrowserSessions } from '../domain/sessions.ts';
 import { renderErrorPage } from '../login/error-page.ts';
-import { browserCookie } from './browser.ts';
+import { browserHashOf } from './browser.ts';
 import { InvalidRequest, OAuthError } from './errors.ts';
 import { optional, readQueryOrForm, type Params } from './form.ts';
-import { verifyIdTokenHint } from './id-token.ts';
+import { verifyIdTokenHint, type IdTokenHint } from './id-token.ts';
 
 export const END_SESSION_PATH = '/oidc/v1/end_session';
 export const LOGGED_OUT_PATH = '/ui/login/logged-out';
@@ -42,8 +44,8 @@ export const LOGOUT_PARAMS = ['client_id', 'post_logout_redirect_uri', 'state', 
 export interface Logout {
   /** Where to send the browser afterwards: a registered URI with state, or undefined. */
   redirect: string | undefined;
-  /** Whether a valid id_token_hint vouches for the request (no confirmation needed). */
-  hinted: boolean;
+  /** The valid id_token_hint, if one was given. */
+  hint: IdTokenHint | undefined;
 }
 
 /** Validates the request before anything is ended (RP-Initiated Logout §2, §3; seed §4.9 rules 1–2). */
@@ -57,8 +59,7 @@ export async function validateLogout(gh: Gatehouse, params: Params, repeated: re
   const hint = hintToken === undefined ? undefined : verifyIdTokenHint(gh, hintToken);
   if (hintToken !== undefined && !hint) throw new InvalidRequest('id_token_hint is not a valid ID token of this issuer');
   if (hint && clientId !== undefined && clientId !== hint.azp) throw new InvalidRequest('client_id does not match the id_token_hint');
-  const hinted = hint !== undefined;
-  if (redirectUri === undefined) return { redirect: undefined, hinted };
+  if (redirectUri === undefined) return { redirect: undefined, hint };
 
   const owner = hint?.azp ?? clientId;
   if (owner === undefined) throw new InvalidRequest('post_logout_redirect_uri needs client_id or id_token_hint');
@@ -68,14 +69,21 @@ export async function validateLogout(gh: Gatehouse, params: Params, repeated: re
   }
   const target = new URL(redirectUri);
   if (state !== undefined) target.searchParams.append('state', state);
-  return { redirect: target.href, hinted };
+  return { redirect: target.href, hint };
+}
+
+/** SPEC 10.10: whether the hint names an active session of this browser (its sub, and its sid if any). */
+async function hintNamesThisBrowser(gh: Gatehouse, req: Request, hint: IdTokenHint): Promise<boolean> {
+  const browser = browserHashOf(gh, req);
+  if (!browser) return false;
+  const sessions = await activeSessions(gh.db, gh.instanceId, browser);
+  return sessions.some((session) => session.userId === hint.sub && (hint.sid === undefined || session.id === hint.sid));
 }
 
 /** Ends the browser's sessions; their tokens are revoked first, so a failure leaves nothing half done. */
 export async function endSessions(gh: Gatehouse, req: Request): Promise<void> {
-  const cookie = browserCookie(req);
-  if (!cookie) return;
-  const browser = browserHash(cookie);
+  const browser = browserHashOf(gh, req);
+  if (!browser) return;
   const active = (await activeSessions(gh.db, gh.instanceId, browser)).map((s) => s.id);
   await revokeSessions(gh, active);
   const ended = await endBrowserSessions(gh.db, gh.instanceId, browser);
@@ -110,12 +118,15 @@ export function endSessionEndpoint(gh: Gatehouse) {
       });
       return;
     }
-    if (!logout.hinted) {
+    if (!logout.hint || !(await hintNamesThisBrowser(gh, req, logout.hint))) {
       const confirm = new URL(`${gh.config.externalUrl}${LOGOUT_CONFIRM_PATH}`);
       for (const name of LOGOUT_PARAMS) {
         const value = optional(params, name);
         if (value !== undefined) confirm.searchParams.set(name, value);
       }
+      // The confirmation page validates the redirect again without the hint: the hint's client
+      // (already checked against any client_id given) stands in for it.
+      if (logout.hint && !confirm.searchParams.has('client_id')) confirm.searchParams.set('client_id', logout.hint.azp);
       res.redirect(303, confirm.href);
       return;
     }

@@ -173,6 +173,22 @@ describe('applying the example bootstrap file', () => {
     await apply(example.yaml);
   });
 
+  it('sets allowRegister per organization; leaving it out restores the default (SPEC 10.12)', async () => {
+    const allowRegister = async () => (await db.selectFrom('orgs').select('allow_register').where('id', '=', '100000000000000001').executeTakeFirstOrThrow()).allow_register;
+    expect(await allowRegister()).toBe(true);
+    const start = await lastSequence();
+    await apply(example.yaml.replace('allowRegister: true', 'allowRegister: false'));
+    expect(await allowRegister()).toBe(false);
+    await apply(example.yaml.replace('    allowRegister: true\n', ''));
+    expect(await allowRegister()).toBeNull();
+    expect((await eventsAfter(start)).map((event) => [event.event_type, event.payload])).toEqual([
+      ['org.changed', { changed: ['allow_register'] }],
+      ['org.changed', { changed: ['allow_register'] }],
+    ]);
+    await apply(example.yaml);
+    expect(await allowRegister()).toBe(true);
+  });
+
   it('keeps machine keys the file does not list', async () => {
     const extra = rsaKey();
     const reporter = '300000000000000001';

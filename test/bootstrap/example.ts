@@ -37,6 +37,7 @@ orgs:
   - id: "100000000000000001"
     name: ACME
     domain: acme.test
+    allowRegister: true
     users:
       - id: "200000000000000001"
         userName: alice

@@ -36,6 +36,15 @@ describe('bootstrap validation', () => {
     expect(document.orgs[0]?.projects[0]?.apps.map((app) => app.clientId)).toEqual(['shop-web', 'shop-spa', 'shop-api', 'shop-backend', 'shop-portal']);
     expect(document.orgs[0]?.projects[0]?.apps[2]).toMatchObject({ type: 'api', responseTypes: [], grantTypes: [] });
     expect(document.features).toEqual({ oidcTokenExchange: true });
+    expect(document.orgs[0]?.allowRegister).toBe(true);
+  });
+
+  it('reads allowRegister per organization, left out meaning the default (SPEC 10.12)', () => {
+    const { document } = parseBootstrap(
+      broken((doc) => doc['orgs'].push({ name: 'Other', domain: 'other.test', allowRegister: false })),
+      FILE,
+    );
+    expect(document.orgs.map((org) => org.allowRegister)).toEqual([undefined, false]);
   });
 
   it('accepts JSON as well as YAML', () => {
@@ -91,6 +100,8 @@ describe('bootstrap validation', () => {
     ['flows on an API app', (doc) => (api(doc).redirectUris = ['https://a.test/cb']), 'orgs[0].projects[0].apps[1].redirectUris', /is not allowed for type: api/],
     ['code without authorization_code', (doc) => (web(doc).grantTypes = ['refresh_token']), `${APP}.responseTypes[0]`, /response type "code" needs grant type "authorization_code"/],
     ['a missing org domain', (doc) => delete doc['orgs'][0].domain, 'orgs[0].domain', /is required/],
+    ['a string for allowRegister', (doc) => (doc['orgs'][0].allowRegister = 'no'), 'orgs[0].allowRegister', /must be true or false, got the string "no"/],
+    ['a misspelt allowRegister', (doc) => (doc['orgs'][0].allowRegsiter = false), 'orgs[0].allowRegsiter', /unknown key \(did you mean "allowRegister"\?\)/],
   ])('rejects %s', (_label, edit, path, problem) => {
     const error = problems(broken(edit));
     const line = error.message.split('\n').find((entry) => entry.includes(`${FILE}: ${path}: `));

@@ -24,7 +24,8 @@ function expectSecurityHeaders(reply: Reply, csp = PLAIN_CSP): void {
     nosniff: reply.headers.get('x-content-type-options'),
     referrer: reply.headers.get('referrer-policy'),
     cache: reply.headers.get('cache-control'),
-  }).toEqual({ csp, nosniff: 'nosniff', referrer: 'no-referrer', cache: 'no-store' });
+    frames: reply.headers.get('x-frame-options'),
+  }).toEqual({ csp, nosniff: 'nosniff', referrer: 'no-referrer', cache: 'no-store', frames: 'DENY' }); // SPEC 10.14
 }
 
 /** Every visible input has a label whose `for` names it. */
@@ -115,13 +116,29 @@ describe('under an https external URL', () => {
   });
   afterAll(() => secure?.stop());
 
-  it('marks the CSRF cookie Secure and redirects to the external URL', async () => {
+  it('uses the __Host- browser cookie (Secure, Path=/) and redirects to the external URL', async () => {
     const b = new Browser(secure.base);
+    expect(b.cookieName).toBe('__Host-gh_browser');
     const request = await authRequest(secure.gh, b);
     const page = await b.get(stepOf('login', request.id));
-    expect(page.headers.getSetCookie()).toEqual([expect.stringMatching(/^gh_csrf=[A-Za-z0-9_-]{43}; Path=\/ui\/login; HttpOnly; SameSite=Strict; Secure$/)]);
+    expect(page.status).toBe(200);
+    expect(page.headers.getSetCookie()).toEqual([]);
     const named = await b.post('/ui/login/login', { authRequestID: request.id, csrfToken: csrfIn(page.text), loginName: 'alice' });
     expect(named.headers.get('location')).toBe(`https://login.example.test/ui/login/password?authRequestID=${request.id}`);
+    const done = await submit(b, 'password', request.id, { password: ALICE.password });
+    expect(done.status).toBe(303);
+    expect(done.headers.getSetCookie()).toEqual([
+      expect.stringMatching(/^__Host-gh_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/),
+    ]);
+  });
+
+  it('ignores the unprefixed cookie under https, even with a value it issued (SPEC 10.7)', async () => {
+    const b = new Browser(secure.base);
+    const request = await authRequest(secure.gh, b);
+    const value = b.browserCookie!;
+    b.cookies.clear();
+    b.cookies.set('gh_browser', value);
+    expect((await b.get(stepOf('login', request.id))).status).toBe(400);
   });
 });
 

@@ -25,7 +25,8 @@ import {
 
 let ls: LoginServer;
 beforeAll(async () => {
-  ls = await startLoginServer();
+  // more than the 20 failures a minute per address this suite makes on purpose (SPEC 10.11; security.test.ts tests the limit)
+  ls = await startLoginServer({ GATEHOUSE_FAILED_AUTH_RATE_LIMIT: '1000' });
 });
 afterAll(() => ls?.stop());
 
@@ -38,7 +39,7 @@ async function userRow(id: string) {
 }
 
 describe('login name and password', () => {
-  it('shows the login name step prefilled from login_hint, with a CSRF cookie and field', async () => {
+  it('shows the login name step prefilled from login_hint, with a CSRF field bound to the browser cookie', async () => {
     const b = browser();
     const request = await authRequest(ls.gh, b, { loginHint: 'alice@acme.test' });
     const page = await b.get(stepOf('login', request.id));
@@ -48,9 +49,10 @@ describe('login name and password', () => {
     expect(page.text).toMatch(/<label for="f-loginName">Login name<\/label>/);
     expect(page.text).toMatch(/<input id="f-loginName" name="loginName" type="text" value="alice@acme.test" autocomplete="username"/);
     expect(page.text).toContain(`name="authRequestID" value="${request.id}"`);
-    const setCookie = page.headers.getSetCookie().find((c) => c.startsWith('gh_csrf='));
-    expect(setCookie).toMatch(/^gh_csrf=[A-Za-z0-9_-]{43}; Path=\/ui\/login; HttpOnly; SameSite=Strict$/);
-    expect(csrfIn(page.text)).toBe(b.csrfCookie);
+    // SPEC 10.7: no CSRF cookie of its own; the token is an HMAC of the browser cookie
+    expect(page.headers.getSetCookie()).toEqual([]);
+    expect(csrfIn(page.text)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(csrfIn(page.text)).not.toContain(b.browserCookie!.split('.')[0]!);
   });
 
   it('signs alice in: 303 to the callback, a session with amr pwd bound to the request', async () => {
@@ -184,19 +186,23 @@ describe('brute-force lockout', () => {
     }
     expect((await userRow(frank)).failed_attempts).toBe(LOCKOUT_THRESHOLD - 1);
 
+    // SPEC 10.11: the failure that locks is answered like any other; only the right password learns of the lock
     const tenth = await submit(b, 'password', request.id, { password: 'wrong-10' });
     expect(tenth.status).toBe(400);
-    expect(tenth.text).toContain('Too many failed sign-in attempts: this account is locked. Try again in 15 minutes.');
+    expect(tenth.text).toContain('The login name or password is incorrect.');
+    expect(tenth.text).not.toContain('locked');
     const locked = await userRow(frank);
     expect(locked.failed_attempts).toBe(0);
     expect(locked.locked_until!.getTime()).toBeGreaterThan(Date.now() + (LOCKOUT_SECONDS - 60) * 1000);
     const event = await ls.gh.db.selectFrom('events').selectAll().where('aggregate_id', '=', frank).where('event_type', '=', 'user.locked').executeTakeFirst();
     expect(event).toMatchObject({ resource_owner: IDS.org, aggregate_type: 'user' });
 
-    // Locked: even the right password is refused, with the lock message, and no session.
+    // Locked: a wrong password is answered as before; the right one is refused with the lock message, and no session.
+    const wrongWhileLocked = await submit(b, 'password', request.id, { password: 'wrong-11' });
+    expect(wrongWhileLocked.text).toContain('The login name or password is incorrect.');
     const right = await submit(b, 'password', request.id, { password: 'Frank-pass-1' });
     expect(right.status).toBe(400);
-    expect(right.text).toContain('this account is locked');
+    expect(right.text).toContain('Too many failed sign-in attempts: this account is locked. Try again in 15 minutes.');
     expect(await ls.gh.db.selectFrom('user_sessions').select('id').where('user_id', '=', frank).execute()).toEqual([]);
 
     // The lock expires: the right password signs in and clears the counters.
@@ -256,10 +262,11 @@ describe('CSRF', () => {
     expect(await loginNameOf(id)).toBeNull();
   });
 
-  it('refuses a form whose browser has no CSRF cookie with 403', async () => {
-    const { b, id, csrf } = await preparedRequest();
-    b.cookies.delete('gh_csrf');
-    expect((await b.post('/ui/login/password', { authRequestID: id, csrfToken: csrf, password: 'x' })).status).toBe(403);
+  it('refuses the token of another browser with 403', async () => {
+    const { b, id } = await preparedRequest();
+    const other = await preparedRequest();
+    expect((await b.post('/ui/login/login', { authRequestID: id, csrfToken: other.csrf, loginName: 'alice' })).status).toBe(403);
+    expect(await loginNameOf(id)).toBeNull();
   });
 
   it('keeps the token across pages so that other tabs stay valid', async () => {

@@ -1,16 +1,18 @@
 /**
  * Driving the login UI over plain HTTP like a browser without JavaScript: a cookie jar, GET and
  * form POST without following redirects, the CSRF token read from the page. Authorization requests
- * are created directly in the database for a browser cookie the test chooses.
+ * are created directly in the database for the browser's cookie, which the server issued (as
+ * /authorize would have: SPEC 10.7 ignores any other value).
  */
 import http from 'node:http';
 import express from 'express';
 import type { Gatehouse } from '../../src/context.ts';
 import { createAuthRequest, type AuthRequest, type NewAuthRequest } from '../../src/domain/auth-requests.ts';
 import { hashSecret } from '../../src/domain/crypto.ts';
-import { newId, randomToken } from '../../src/domain/ids.ts';
-import { BROWSER_COOKIE, browserHash } from '../../src/domain/sessions.ts';
+import { newId } from '../../src/domain/ids.ts';
+import { browserHash, newBrowserId } from '../../src/domain/sessions.ts';
 import { loginRouter } from '../../src/login/routes.ts';
+import { browserCookieName } from '../../src/oauth/browser.ts';
 import type { UserState } from '../../src/store/schema.ts';
 import { fixture, IDS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
@@ -27,16 +29,23 @@ export interface LoginServer {
   stop(): Promise<void>;
 }
 
+/** The Gatehouse serving each base URL, so that a Browser of that base starts with a cookie it issued. */
+const servers = new Map<string, Gatehouse>();
+
 /**
- * A real Gatehouse with the shared fixture. Until server/app.ts mounts the login router, the router
- * is served by a side listener on the same Gatehouse (same database and configuration).
+ * A real Gatehouse with the shared fixture (or `document`). Until server/app.ts mounts the login
+ * router, the router is served by a side listener on the same Gatehouse (same database and
+ * configuration).
  */
-export async function startLoginServer(env: Record<string, string> = {}): Promise<LoginServer> {
-  const server = await startTestServer(fixture().document, env);
+export async function startLoginServer(env: Record<string, string> = {}, document: unknown = fixture().document): Promise<LoginServer> {
+  const server = await startTestServer(document, env);
   const gh = server.running.gh;
   const probe = await fetch(`${server.url}/ui/login/assets/gatehouse.css`);
   await probe.arrayBuffer();
-  if (probe.status === 200) return { server, gh, base: server.url, stop: () => server.stop() };
+  if (probe.status === 200) {
+    servers.set(server.url, gh);
+    return { server, gh, base: server.url, stop: () => server.stop() };
+  }
 
   const app = express();
   app.disable('x-powered-by');
@@ -47,6 +56,7 @@ export async function startLoginServer(env: Record<string, string> = {}): Promis
   await new Promise<void>((resolve) => side.listen(0, '127.0.0.1', resolve));
   const address = side.address();
   const port = typeof address === 'object' && address ? address.port : 0;
+  servers.set(`http://127.0.0.1:${port}`, gh);
   return {
     server,
     gh,
@@ -72,19 +82,29 @@ export class Browser {
   readonly base: string;
   readonly cookies = new Map<string, string>();
   acceptLanguage: string | undefined;
+  /** The browser cookie's name (`__Host-gh_browser` under an https external URL). */
+  readonly cookieName: string;
 
-  constructor(base: string, browserCookie = randomToken(32)) {
+  /**
+   * A browser that has been to /authorize of the server at `base`: it holds a cookie that server
+   * issued, unless `browserCookie` names another value (one the server never issued, say).
+   */
+  constructor(base: string, browserCookie?: string) {
+    const gh = servers.get(base);
+    if (!gh) throw new Error(`no login server at ${base}`);
     this.base = base;
-    this.cookies.set(BROWSER_COOKIE, browserCookie);
+    this.cookieName = browserCookieName(gh);
+    this.cookies.set(this.cookieName, browserCookie ?? newBrowserId(gh.masterKey));
+  }
+
+  /** The browser cookie's value as the jar holds it now (a completed sign-in replaces it). */
+  get browserCookie(): string | undefined {
+    return this.cookies.get(this.cookieName);
   }
 
   /** The browser hash the auth requests and sessions of this browser carry. */
   get hash(): string {
-    return browserHash(this.cookies.get(BROWSER_COOKIE)!);
-  }
-
-  get csrfCookie(): string | undefined {
-    return this.cookies.get('gh_csrf');
+    return browserHash(this.browserCookie ?? '');
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {

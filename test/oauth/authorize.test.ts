@@ -2,8 +2,7 @@
  * /oauth/v2/authorize without a browser (seed §4.4): every error row, the error page for untrusted
  * redirect URIs, response modes, prompt handling and single sign-on from an existing session.
  */
-import { randomBytes } from 'node:crypto';
-import { recordAuthentication, browserHash } from '../../src/domain/sessions.ts';
+import { recordAuthentication, browserHash, newBrowserId } from '../../src/domain/sessions.ts';
 import { fixture, IDS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 
@@ -112,7 +111,8 @@ describe('the login UI and single sign-on', () => {
     const response = await authorize(web);
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toMatch(new RegExp(`^${server.url}/ui/login/login\\?authRequestID=\\d+$`));
-    expect(response.headers.get('set-cookie')).toMatch(/^gh_browser=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    // SPEC 10.7: a value the server issued, `<random>.<mac>`
+    expect(response.headers.get('set-cookie')).toMatch(/^gh_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
   });
 
   it.each([
@@ -125,7 +125,7 @@ describe('the login UI and single sign-on', () => {
   });
 
   async function browserWithSession(ageSeconds = 0, users: string[] = [IDS.alice]): Promise<string> {
-    const cookie = randomBytes(32).toString('base64url');
+    const cookie = newBrowserId(server.running.gh.masterKey);
     for (const userId of users) {
       await recordAuthentication(server.running.gh.db, {
         instanceId: server.running.gh.instanceId,
@@ -211,7 +211,7 @@ describe('the login UI and single sign-on', () => {
 describe('id_token_hint', () => {
   it('answers only for the hinted subject', async () => {
     const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
-    const cookie = randomBytes(32).toString('base64url');
+    const cookie = newBrowserId(server.running.gh.masterKey);
     await record(server.running.gh.db, { instanceId: server.running.gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });
     const implicit = { client_id: 'shop-portal', redirect_uri: PORTAL_CALLBACK, response_type: 'id_token', scope: 'openid', nonce: 'n' };
     const first = new URL((await authorize(implicit, cookie)).headers.get('location')!);
@@ -220,7 +220,7 @@ describe('id_token_hint', () => {
     const hinted = answer(await authorize({ ...web, prompt: 'none', id_token_hint: idToken }, cookie));
     expect(hinted.get('code')).toEqual(expect.any(String));
     // another browser without alice's session: login_required
-    const elsewhere = randomBytes(32).toString('base64url');
+    const elsewhere = newBrowserId(server.running.gh.masterKey);
     expect(answer(await authorize({ ...web, prompt: 'none', id_token_hint: idToken }, elsewhere)).get('error')).toBe('login_required');
   });
 });
@@ -230,7 +230,7 @@ describe('sessions from before an authenticator app was added', () => {
     const { addOtpFactor } = await import('../../src/domain/otp.ts');
     const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
     const gh = server.running.gh;
-    const cookie = randomBytes(32).toString('base64url');
+    const cookie = newBrowserId(server.running.gh.masterKey);
     await record(gh.db, { instanceId: gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });
     expect(answer(await authorize({ ...web, prompt: 'none' }, cookie)).get('code')).toEqual(expect.any(String));
 

@@ -42,8 +42,9 @@ interface Browser {
   cookie: string;
 }
 
+/** A browser holding a cookie the server issued (SPEC 10.7: it ignores any other value). */
 function newBrowser(): Browser {
-  return { cookie: newBrowserId() };
+  return { cookie: newBrowserId(server.running.gh.masterKey) };
 }
 
 const CLIENTS = {
@@ -164,8 +165,9 @@ describe('end_session', () => {
   }
 
   /**
-   * Without an id_token_hint, end_session asks the user first: follow the redirect to the
-   * confirmation page, and submit its form (as the user clicking "Sign out") with its CSRF cookie.
+   * Without an id_token_hint of this browser, end_session asks the user first: follow the redirect
+   * to the confirmation page, and submit its form (as the user clicking "Sign out"), with the browser
+   * cookie the page issued when the browser had none (the CSRF token is bound to it).
    */
   async function confirmLogout(browser: Browser | undefined, first: Response): Promise<Response> {
     expect(first.status).toBe(303);
@@ -174,7 +176,9 @@ describe('end_session', () => {
     const cookies = browser ? [`gh_browser=${browser.cookie}`] : [];
     const page = await fetch(location, { headers: { cookie: cookies.join('; ') } });
     expect(page.status).toBe(200);
-    const csrfCookie = page.headers.getSetCookie().find((c) => c.startsWith('gh_csrf='))!.split(';')[0]!;
+    const issued = page.headers.getSetCookie().find((c) => c.startsWith('gh_browser='));
+    expect(issued === undefined).toBe(browser !== undefined);
+    if (issued) cookies.push(issued.split(';')[0]!);
     const markup = await page.text();
     const fields = new URLSearchParams();
     for (const match of markup.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
@@ -183,7 +187,7 @@ describe('end_session', () => {
     return fetch(`${server.url}/ui/login/logout`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: [...cookies, csrfCookie].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: cookies.join('; '), 'content-type': 'application/x-www-form-urlencoded' },
       body: fields.toString(),
     });
   }

@@ -21,6 +21,8 @@ export interface CodeOptions {
   authTime?: Date;
   /** Issue the code as of this time (an expired code). */
   codeAt?: Date;
+  /** How the user authenticated (default: ['pwd']; with the OTP step: ['pwd', 'otp', 'mfa']). */
+  amr?: string[];
 }
 
 export interface IssuedCode {
@@ -38,7 +40,7 @@ export interface IssuedCode {
 
 export async function signedInCode(server: TestServer, options: CodeOptions): Promise<IssuedCode> {
   const { db, instanceId } = server.running.gh;
-  const browser = browserHash(options.browserCookie ?? newBrowserId());
+  const browser = browserHash(options.browserCookie ?? newBrowserId(server.running.gh.masterKey));
   const state = randomToken(12);
   const nonce = randomToken(12);
   const verifier = options.pkce ? client.randomPKCECodeVerifier() : undefined;
@@ -59,7 +61,7 @@ export async function signedInCode(server: TestServer, options: CodeOptions): Pr
     hintUserId: undefined,
     uiLocales: [],
   });
-  const session = await recordAuthentication(db, { instanceId, browser, userId: options.userId, amr: ['pwd'], ...(options.authTime ? { at: options.authTime } : {}) });
+  const session = await recordAuthentication(db, { instanceId, browser, userId: options.userId, amr: options.amr ?? ['pwd'], ...(options.authTime ? { at: options.authTime } : {}) });
   await attachSession(db, request.id, options.userId, session.id);
   const { code } = await issueCode(db, request.id, server.config.lifetimes.authCode, options.codeAt);
   const callback = new URL(options.redirectUri);

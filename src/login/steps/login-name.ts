@@ -9,6 +9,7 @@ import { activeSessions } from '../../domain/sessions.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
+import { registrationOrg } from '../registration.ts';
 import { findHumanByLoginName, rememberLoginName } from '../store.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
@@ -24,6 +25,7 @@ async function prefill(gh: Gatehouse, step: Step): Promise<string> {
 async function render(gh: Gatehouse, res: Response, step: Step, status: number, value: string, error?: string): Promise<void> {
   const { m, request } = step;
   const signedIn = (await activeSessions(gh.db, gh.instanceId, request.browser)).length > 0;
+  const canRegister = (await registrationOrg(gh)) !== undefined; // SPEC 10.12
   const body = html`<p>${m.loginIntro}</p>
 <form method="post" action="${stepAction('login')}">
 ${stepFields(step)}
@@ -32,7 +34,7 @@ ${button(m.next)}
 </form>
 <nav class="links">
 ${signedIn ? link(stepPath('accounts', request.id), m.chooseSignedIn) : ''}
-${link(stepPath('register', request.id), m.createAccount)}
+${canRegister ? link(stepPath('register', request.id), m.createAccount) : ''}
 </nav>`;
   sendStep(res, step, status, page({ m, title: m.loginTitle, alert: error ? m.fixFields : undefined, body }));
 }

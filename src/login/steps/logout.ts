@@ -55,7 +55,7 @@ ${button(m.logoutButton)}
     async submit(req: Request, res: Response): Promise<void> {
       const form = await readForm(req, gh.config.maxBodyBytes);
       const m = messagesOf(req, form);
-      if (!csrfValid(req, form)) {
+      if (!csrfValid(gh, req, form)) {
         refuseForgedForm(res, m);
         return;
       }

@@ -2,7 +2,8 @@
  * Step 3 for users with a verified authenticator-app factor (SPEC §7): after a valid password the
  * password step records the user as owing a one-time code (`awaitOtp`) and sends the browser here;
  * a valid code finishes the sign-in with amr ['pwd', 'otp', 'mfa']. Wrong codes count towards the
- * same lockout as wrong passwords, with the same messages (password-check.ts).
+ * same lockout as wrong passwords (password-check.ts), and the count survives a right password: only
+ * the completed sign-in resets it (SPEC 10.3), so re-entering the password buys no new guesses.
  *
  * The pending mark names the user whose password was checked: naming another user in the login name
  * step afterwards (which changes auth_requests.user_id) does not carry the checked password over.
@@ -12,11 +13,10 @@ import type { Gatehouse } from '../../context.ts';
 import { checkOtpCode } from '../../domain/otp.ts';
 import type { DB } from '../../store/database.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
 import { countFailedAttempt } from '../password-check.ts';
-import { clearFailedPasswords } from '../store.ts';
 
 /** Longer than any code: a longer input is refused without checking. */
 const MAX_CODE_LENGTH = 16;
@@ -80,6 +80,13 @@ export function otpStep(gh: Gatehouse) {
       if (!pending) return goToStep(gh, res, 'login', request.id);
       const { loginName, user } = pending;
       const now = new Date();
+      const address = clientAddress(req);
+      const wait = gh.throttle.retryAfter(address, now.getTime());
+      if (wait > 0) {
+        res.set('Retry-After', String(wait));
+        return render(res, step, 429, loginName, { alert: m.throttled(wait) });
+      }
+      // Whoever is here knew the password of this user in this request: the lock may be told.
       if (user.lockedUntil && user.lockedUntil > now) return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(user.lockedUntil, now)) });
       const code = (step.form.get('code') ?? '').replace(/\s+/g, '');
       if (code === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
@@ -87,11 +94,11 @@ export function otpStep(gh: Gatehouse) {
       // A user deactivated since the password step is refused like a wrong code (as the password step does).
       const valid = user.active && code.length <= MAX_CODE_LENGTH && (await checkOtpCode(gh, user.id, code, now)) === 'valid';
       if (!valid) {
+        gh.throttle.recordFailure(address, now.getTime());
         const refusal = await countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now);
         if (refusal.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(refusal.until, now)) });
         return render(res, step, 400, loginName, { alert: m.invalidOtp });
       }
-      await clearFailedPasswords(gh.db, user.id);
       await gh.db.updateTable('auth_requests').set({ otp_pending_user_id: null }).where('id', '=', request.id).execute();
       await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
     },

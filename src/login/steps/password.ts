@@ -1,6 +1,7 @@
 /**
- * Step 2, the password (SPEC §7). Wrong password and unknown login name: the same page, byte for
- * byte, after the same work (see password-check.ts). The lockout message is the only other answer.
+ * Step 2, the password (SPEC §7, 10.11). Wrong password, unknown login name and locked user: the same
+ * page, byte for byte, after the same work (see password-check.ts). The lockout message answers only
+ * the right password of a locked user; too many failures from one address get 429 before any hash.
  *
  * The one-time-password step plugs in where marked below: once a user has a ready OTP factor, a
  * valid password leads to /ui/login/otp instead of finishing the sign-in.
@@ -9,7 +10,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { hasReadyOtp } from '../../domain/otp.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
@@ -56,10 +57,15 @@ export function passwordStep(gh: Gatehouse) {
       if (password === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
       if ([...password].length > PASSWORD_MAX_LENGTH) return render(res, step, 400, loginName, { alert: m.invalidCredentials });
 
-      const check = await checkPassword(gh, request.id, user, password);
+      const check = await checkPassword(gh, { requestId: request.id, user, password, address: clientAddress(req) });
+      if (check.kind === 'throttled') {
+        res.set('Retry-After', String(check.retryAfterSeconds));
+        return render(res, step, 429, loginName, { alert: m.throttled(check.retryAfterSeconds) });
+      }
       if (check.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until)) });
       if (check.kind === 'invalid') return render(res, step, 400, loginName, { alert: m.invalidCredentials });
-      // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts).
+      // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts). The
+      // failure count stays as it is until the sign-in is complete (SPEC 10.3).
       if (await hasReadyOtp(gh.db, check.userId)) {
         await awaitOtp(gh.db, request.id, check.userId);
         return goToStep(gh, res, 'otp', request.id);

@@ -1,18 +1,18 @@
 /**
  * Registration (prompt=create): user name, email, given and family name, password and its
  * confirmation, under a password policy stated on the page. A new user continues the sign-in at
- * once, authenticated by the password just chosen (amr pwd).
+ * once, authenticated by the password just chosen (amr pwd). Where the default organization does not
+ * allow self-registration (SPEC 10.12), the page says so (403) and links to the sign-in instead.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { showErrorPage } from '../error-page.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
 import type { Messages } from '../messages.ts';
 import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../password-policy.ts';
-import { registerHuman } from '../registration.ts';
+import { registerHuman, registrationOrg } from '../registration.ts';
 
 type FieldName = 'userName' | 'email' | 'givenName' | 'familyName' | 'password' | 'passwordConfirmation';
 type Values = Record<FieldName, string>;
@@ -76,26 +76,36 @@ ${link(stepPath('login', request.id), m.haveAccount)}
   sendStep(res, step, status, page({ m, title: m.registerTitle, alert: first ? m.fixFields : undefined, body }));
 }
 
+/** SPEC 10.12: registration switched off: say so, and offer the way to sign in instead. */
+function renderClosed(res: Response, step: Step): void {
+  const { m, request } = step;
+  const body = html`<nav class="links">
+${link(stepPath('login', request.id), m.haveAccount)}
+</nav>`;
+  sendStep(res, step, 403, page({ m, title: m.registerTitle, alert: m.registrationUnavailable, body }));
+}
+
 export function registerStep(gh: Gatehouse) {
   return {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
-      if (step) render(res, step, 200, {});
+      if (!step) return;
+      if ((await registrationOrg(gh)) === undefined) return renderClosed(res, step);
+      render(res, step, 200, {});
     },
 
     async submit(req: Request, res: Response): Promise<void> {
       const step = await submitStep(gh, req, res);
       if (!step) return;
       const { m, request } = step;
+      if ((await registrationOrg(gh)) === undefined) return renderClosed(res, step);
       const values = valuesOf(step.form);
       const problems = validate(m, values);
       if (Object.keys(problems).length > 0) return render(res, step, 400, values, problems);
 
       const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang });
       if (result.kind === 'taken') return render(res, step, 400, values, { userName: m.userNameTaken });
-      if (result.kind === 'unavailable') {
-        return showErrorPage(res, m, { status: 403, error: 'access_denied', description: 'registration is not available', sentence: m.registrationUnavailable });
-      }
+      if (result.kind === 'unavailable') return renderClosed(res, step);
       await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);
     },
   };

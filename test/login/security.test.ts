@@ -1,0 +1,382 @@
+/**
+ * The login UI's findings of the outside security review (issue 9, SPEC 10), each reproduced as the
+ * attack through the real server: a cookie-jar browser drives /oauth/v2/authorize and the login
+ * pages, openid-client is the relying party. Every test here failed on the code before the fix.
+ */
+import * as client from 'openid-client';
+import { MAX_WAITING_ARGON2 } from '../../src/domain/crypto.ts';
+import { randomToken } from '../../src/domain/ids.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { rememberLoginName } from '../../src/login/store.ts';
+import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
+import { codeFor, wrongCode } from '../support/totp.ts';
+import {
+  addHuman,
+  ALICE,
+  authRequest,
+  Browser,
+  callbackOf,
+  csrfIn,
+  normalized,
+  REDIRECT_URI,
+  signIn,
+  startLoginServer,
+  stepOf,
+  submit,
+  type LoginServer,
+  type Reply,
+} from './support.ts';
+
+let ls: LoginServer;
+let rp: client.Configuration;
+
+beforeAll(async () => {
+  // the lockout attacks fail far more than 20 times a minute; the throttle has its own server below
+  ls = await startLoginServer({ GATEHOUSE_FAILED_AUTH_RATE_LIMIT: '1000' });
+  rp = await client.discovery(new URL(ls.server.url), 'shop-web', undefined, client.ClientSecretBasic(SECRETS.web), { execute: [client.allowInsecureRequests] });
+});
+afterAll(() => ls?.stop());
+
+/** A browser that has no cookie yet (as a first visit). */
+function cookieless(server: LoginServer = ls): Browser {
+  const b = new Browser(server.base);
+  b.cookies.clear();
+  return b;
+}
+
+/** The browser follows the relying party's authorization URL: returns the authorization request id. */
+async function authorize(b: Browser, extra: Record<string, string> = {}): Promise<{ reply: Reply; requestId: string | undefined; state: string; nonce: string }> {
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(rp, { redirect_uri: REDIRECT_URI, scope: 'openid', state, nonce, ...extra });
+  const reply = await b.get(`${url.pathname}${url.search}`);
+  const requestId = /authRequestID=(\d+)/.exec(reply.location ?? '')?.[1];
+  return { reply, requestId, state, nonce };
+}
+
+/** A whole sign-in in this browser, the code redeemed by openid-client: the tokens. */
+async function signInAt(b: Browser, loginName: string, password: string) {
+  const { requestId, state, nonce } = await authorize(b);
+  expect(requestId).toBeDefined();
+  expect(await signIn(b, requestId!, loginName, password)).toMatchObject({ status: 303, location: callbackOf(requestId!) });
+  const callback = await b.get(callbackOf(requestId!));
+  expect(callback.status).toBe(303);
+  return client.authorizationCodeGrant(rp, new URL(callback.headers.get('location')!), { expectedState: state, expectedNonce: nonce });
+}
+
+/** What prompt=none answers this browser: a code, or the error. */
+async function silently(b: Browser): Promise<{ code: string | null; error: string | null }> {
+  const { reply } = await authorize(b, { prompt: 'none' });
+  expect(reply.status).toBe(303);
+  const answer = new URL(reply.headers.get('location')!).searchParams;
+  return { code: answer.get('code'), error: answer.get('error') };
+}
+
+async function userRow(id: string) {
+  return ls.gh.db.selectFrom('users').select(['failed_attempts', 'locked_until']).where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+async function activeSessionsOf(userId: string) {
+  return ls.gh.db.selectFrom('user_sessions').select(['id', 'browser_hash']).where('user_id', '=', userId).where('ended_at', 'is', null).execute();
+}
+
+describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
+  // issue 9 item 2 / SPEC 10.3: re-entering the right password after 9 wrong codes no longer buys 9 more
+  it('keeps counting wrong codes across a re-entered password: the 10th wrong code locks', async () => {
+    const userId = await addHuman(ls.gh, { userName: 'otto', password: 'Otto-pass-12' });
+    const user = { id: userId, orgId: IDS.org, loginName: 'otto@acme.test' };
+    const added = await addOtpFactor(ls.gh, user);
+    if (added.kind !== 'added') throw new Error('factor exists');
+    const past = new Date(Date.now() - 60_000);
+    expect((await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past)).kind).toBe('verified');
+    const wrong = wrongCode(added.otp.secret);
+
+    const b = new Browser(ls.base);
+    const request = await authRequest(ls.gh, b);
+    expect(await signIn(b, request.id, 'otto', 'Otto-pass-12')).toMatchObject({ status: 303, location: stepOf('otp', request.id) });
+    for (let i = 1; i < 10; i++) expect((await submit(b, 'otp', request.id, { code: wrong })).text).toContain('The code is incorrect or has expired.');
+    expect((await userRow(userId)).failed_attempts).toBe(9);
+
+    // the dodge: the attacker knows the password and enters it again
+    expect(await submit(b, 'password', request.id, { password: 'Otto-pass-12' })).toMatchObject({ status: 303, location: stepOf('otp', request.id) });
+    expect((await userRow(userId)).failed_attempts).toBe(9);
+    const tenth = await submit(b, 'otp', request.id, { code: wrong });
+    expect(tenth.text).toContain('Too many failed sign-in attempts: this account is locked. Try again in 15 minutes.');
+    expect((await userRow(userId)).locked_until!.getTime()).toBeGreaterThan(Date.now());
+
+    // neither the right code nor the password helps now, in this request or a new one
+    expect((await submit(b, 'otp', request.id, { code: codeFor(added.otp.secret) })).text).toContain('this account is locked');
+    const fresh = await authRequest(ls.gh, b);
+    expect((await signIn(b, fresh.id, 'otto', 'Otto-pass-12')).text).toContain('this account is locked');
+    expect(await activeSessionsOf(userId)).toEqual([]);
+  });
+
+  // issue 9 item 2 / SPEC 10.3: only the completed sign-in ends the run of failures
+  it('resets the count only when the sign-in is complete', async () => {
+    const userId = await addHuman(ls.gh, { userName: 'paula', password: 'Paula-pass-12' });
+    const user = { id: userId, orgId: IDS.org, loginName: 'paula@acme.test' };
+    const added = await addOtpFactor(ls.gh, user);
+    if (added.kind !== 'added') throw new Error('factor exists');
+    const past = new Date(Date.now() - 60_000);
+    await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past);
+
+    const b = new Browser(ls.base);
+    const request = await authRequest(ls.gh, b);
+    await submit(b, 'login', request.id, { loginName: 'paula' });
+    for (let i = 0; i < 3; i++) await submit(b, 'password', request.id, { password: 'wrong' });
+    expect(await submit(b, 'password', request.id, { password: 'Paula-pass-12' })).toMatchObject({ status: 303, location: stepOf('otp', request.id) });
+    expect((await userRow(userId)).failed_attempts).toBe(3); // a right password alone does not reset
+    expect(await submit(b, 'otp', request.id, { code: codeFor(added.otp.secret) })).toMatchObject({ status: 303, location: callbackOf(request.id) });
+    expect((await userRow(userId)).failed_attempts).toBe(0);
+  });
+});
+
+describe('browser cookie and CSRF (issue 9 item 4 / SPEC 10.7)', () => {
+  // issue 9 item 4 / SPEC 10.7: a value the server never issued is ignored and replaced
+  it('ignores and replaces a planted cookie value it never issued; the planter rides nothing', async () => {
+    const planted = randomToken(32); // the shape the old code accepted
+    const victim = new Browser(ls.base, planted);
+    const { reply, requestId } = await authorize(victim);
+    expect(reply.location).toBe(stepOf('login', requestId!));
+    expect(reply.headers.getSetCookie()).toEqual([expect.stringMatching(/^gh_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Path=\/; /)]);
+    expect(victim.browserCookie).not.toBe(planted);
+
+    expect(await signIn(victim, requestId!, 'alice', ALICE.password)).toMatchObject({ status: 303, location: callbackOf(requestId!) });
+    expect((await silently(victim)).code).toEqual(expect.any(String));
+    // the attacker's copy of the planted value
+    const attacker = new Browser(ls.base, planted);
+    expect(await silently(attacker)).toEqual({ code: null, error: 'login_required' });
+    // and a forged MAC is no better
+    const forged = new Browser(ls.base, `${randomToken(32)}.${randomToken(32)}`);
+    expect(await silently(forged)).toEqual({ code: null, error: 'login_required' });
+  });
+
+  // issue 9 item 4 / SPEC 10.7: a sign-in moves the browser to a fresh cookie value
+  it('gives the browser a fresh cookie at sign-in: an issued value planted before carries nothing after', async () => {
+    const attacker = cookieless();
+    await authorize(attacker); // the server issues the attacker a value...
+    const planted = attacker.browserCookie!;
+    const victim = new Browser(ls.base, planted); // ...which the attacker plants in the victim's browser
+    const other = await authorize(victim); // a second tab's pending request
+
+    const tokens = await signInAt(victim, 'alice', ALICE.password);
+    expect(tokens.claims()!.sub).toBe(IDS.alice);
+    expect(victim.browserCookie).not.toBe(planted);
+    expect(victim.browserCookie).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
+
+    expect(await silently(attacker)).toEqual({ code: null, error: 'login_required' });
+    expect((await attacker.get(stepOf('login', other.requestId!))).status).toBe(400);
+    // the victim keeps the session and the other tab's request under the new value
+    expect((await silently(victim)).code).toEqual(expect.any(String));
+    expect((await victim.get(stepOf('login', other.requestId!))).status).toBe(200);
+  });
+
+  // issue 9 item 4 / SPEC 10.7: the CSRF token is bound to the browser cookie, not a free double submit
+  it('refuses a CSRF field that matches a planted csrf cookie but not the browser cookie', async () => {
+    const victim = new Browser(ls.base);
+    const request = await authRequest(ls.gh, victim);
+    const chosen = randomToken(32);
+    victim.cookies.set('gh_csrf', chosen); // planted by the attacker, with the field the attacker's page posts
+    const forged = await victim.post('/ui/login/login', { authRequestID: request.id, csrfToken: chosen, loginName: 'mallory' });
+    expect(forged.status).toBe(403);
+    expect(forged.text).toContain('The form has expired or was sent from another site.');
+    const row = await ls.gh.db.selectFrom('auth_requests').select('login_name').where('id', '=', request.id).executeTakeFirstOrThrow();
+    expect(row.login_name).toBeNull();
+  });
+});
+
+describe('logout (issue 9 item 9 / SPEC 10.10)', () => {
+  async function endSession(b: Browser, params: Record<string, string>): Promise<Reply> {
+    return b.get(`/oidc/v1/end_session?${new URLSearchParams(params).toString()}`);
+  }
+
+  // issue 9 item 9 / SPEC 10.10: an attacker's own ID token does not sign the victim out
+  it('asks first when the id_token_hint names no session of this browser (the attacker’s own token)', async () => {
+    await addHuman(ls.gh, { userName: 'mallory', password: 'Mallory-pass-1' });
+    const attackerTokens = await signInAt(new Browser(ls.base), 'mallory', 'Mallory-pass-1');
+    const victim = new Browser(ls.base);
+    await signInAt(victim, 'alice', ALICE.password);
+
+    const reply = await endSession(victim, { id_token_hint: attackerTokens.id_token! });
+    expect(reply.status).toBe(303);
+    expect(reply.location).toBe('/ui/login/logout?client_id=shop-web');
+    expect((await silently(victim)).code).toEqual(expect.any(String)); // still signed in
+    const confirm = await victim.get(reply.location!);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('Sign out?');
+  });
+
+  // issue 9 item 9 / SPEC 10.10: an (expired) ID token of the same user from another browser does not either
+  it('asks first when the hint’s sid is a session of another browser, even for the same user', async () => {
+    const elsewhere = await signInAt(new Browser(ls.base), 'alice', ALICE.password);
+    const victim = new Browser(ls.base);
+    const own = await signInAt(victim, 'alice', ALICE.password);
+    expect(elsewhere.claims()!['sid']).not.toBe(own.claims()!['sid']);
+    const now = Math.floor(Date.now() / 1000);
+    const { jwt: expired } = await ls.gh.tokens.sign(
+      { iss: ls.server.url, sub: IDS.alice, aud: ['shop-web'], azp: 'shop-web', iat: now - 13 * 3600, exp: now - 3600, auth_time: now - 13 * 3600, sid: elsewhere.claims()!['sid'] },
+      'JWT',
+    );
+    for (const hint of [elsewhere.id_token!, expired]) {
+      const reply = await endSession(victim, { id_token_hint: hint });
+      expect(reply.location).toBe('/ui/login/logout?client_id=shop-web');
+    }
+    expect((await silently(victim)).code).toEqual(expect.any(String));
+
+    // the browser's own ID token still signs it out at once
+    const done = await endSession(victim, { id_token_hint: own.id_token! });
+    expect(done.location).toBe('/ui/login/logged-out');
+    expect(await silently(victim)).toEqual({ code: null, error: 'login_required' });
+  });
+});
+
+describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
+  // issue 9 item 10 / SPEC 10.11: the lock is told only to the right password
+  it('answers a locked account like a wrong password unless the password is right', async () => {
+    const userId = await addHuman(ls.gh, { userName: 'quinn', password: 'Quinn-pass-12' });
+    const known = new Browser(ls.base);
+    const unknown = new Browser(ls.base);
+    const knownRequest = await authRequest(ls.gh, known);
+    const unknownRequest = await authRequest(ls.gh, unknown);
+    await submit(known, 'login', knownRequest.id, { loginName: 'quinn@acme.test' });
+    await submit(unknown, 'login', unknownRequest.id, { loginName: 'ghost@acme.test' });
+    const answer = async (b: Browser, requestId: string, loginName: string, password: string) => {
+      const page = await b.get(stepOf('password', requestId));
+      const csrf = csrfIn(page.text);
+      const reply = await b.post('/ui/login/password', { authRequestID: requestId, csrfToken: csrf, password });
+      return { status: reply.status, text: normalized(reply.text, requestId, csrf).replaceAll(loginName, '{name}') };
+    };
+    for (let i = 1; i <= 12; i++) {
+      const fromKnown = await answer(known, knownRequest.id, 'quinn@acme.test', `wrong-${i}`);
+      const fromUnknown = await answer(unknown, unknownRequest.id, 'ghost@acme.test', `wrong-${i}`);
+      expect(fromKnown).toEqual(fromUnknown);
+      expect(fromKnown.text).toContain('The login name or password is incorrect.');
+    }
+    expect((await userRow(userId)).locked_until!.getTime()).toBeGreaterThan(Date.now());
+    const right = await answer(known, knownRequest.id, 'quinn@acme.test', 'Quinn-pass-12');
+    expect(right.status).toBe(400);
+    expect(right.text).toContain('Too many failed sign-in attempts: this account is locked. Try again in 15 minutes.');
+  });
+
+  // issue 9 item 10 / SPEC 10.11: a full hashing queue is a 503 page with Retry-After, never a 500
+  it('answers 503 with Retry-After when the password-hashing queue is full', async () => {
+    const b = new Browser(ls.base);
+    const first = await authRequest(ls.gh, b);
+    const csrf = csrfIn((await b.get(stepOf('login', first.id))).text);
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_WAITING_ARGON2 + 40; i++) {
+      const request = await authRequest(ls.gh, b);
+      await rememberLoginName(ls.gh.db, request.id, `nobody-${i}`, null);
+      ids.push(request.id);
+    }
+    const replies = await Promise.all(ids.map((id) => b.post('/ui/login/password', { authRequestID: id, csrfToken: csrf, password: 'wrong-password' })));
+    const statuses = new Set(replies.map((r) => r.status));
+    expect([...statuses].every((s) => s === 400 || s === 503)).toBe(true);
+    const busy = replies.find((r) => r.status === 503);
+    expect(busy).toBeDefined();
+    expect(busy!.headers.get('retry-after')).toBe('1');
+    expect(busy!.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(busy!.text).toContain('<code>temporarily_unavailable</code>');
+    expect(busy!.text).toContain('The service is temporarily unavailable. Please try again in a moment.');
+  }, 60_000);
+
+  describe('with the default limit of 20 failures a minute per address', () => {
+    let strict: LoginServer;
+    beforeAll(async () => {
+      strict = await startLoginServer();
+    });
+    afterAll(() => strict?.stop());
+
+    // issue 9 item 10 / SPEC 10.11: the 21st failure of a minute is refused before any hash, right password or not
+    it('refuses further sign-ins from the address with 429, Retry-After and a page saying to wait', async () => {
+      // the limit counts in fixed minute windows: start early in one so that the run stays inside it
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+      const b = new Browser(strict.base);
+      const request = await authRequest(strict.gh, b);
+      await submit(b, 'login', request.id, { loginName: 'nobody@acme.test' });
+      for (let i = 0; i < 20; i++) expect((await submit(b, 'password', request.id, { password: `wrong-${i}` })).status).toBe(400);
+
+      const alice = await authRequest(strict.gh, b);
+      const refused = await signIn(b, alice.id, 'alice', ALICE.password);
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.text).toContain(`Too many failed sign-in attempts from your network. Please wait ${retryAfter} second`);
+      expect(refused.text).toContain('name="password"'); // the password page, ready for later
+      // nothing was checked or counted, and nobody signed in
+      const row = await strict.gh.db.selectFrom('auth_requests').select(['failed_passwords', 'session_id']).where('id', '=', alice.id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ failed_passwords: 0, session_id: null });
+      expect((await strict.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow()).failed_attempts).toBe(0);
+    }, 60_000);
+  });
+});
+
+describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
+  const valid = { email: 'new@example.test', givenName: 'New', familyName: 'Comer', password: 'Fresh-Start-42', passwordConfirmation: 'Fresh-Start-42' };
+
+  // issue 9 item 12 / SPEC 10.12: a newcomer cannot make another organization's short login name ambiguous
+  it('refuses a user name another organization’s user has, with the same answer as any taken name', async () => {
+    await addHuman(ls.gh, { userName: 'olga', password: 'Olga-pass-12', orgId: IDS.otherOrg });
+    const before = new Browser(ls.base);
+    const first = await authRequest(ls.gh, before);
+    expect(await signIn(before, first.id, 'olga', 'Olga-pass-12')).toMatchObject({ status: 303, location: callbackOf(first.id) });
+
+    const register = async (userName: string) => {
+      const b = new Browser(ls.base);
+      const request = await authRequest(ls.gh, b, { prompt: ['create'] });
+      const page = await b.get(stepOf('register', request.id));
+      const csrf = csrfIn(page.text);
+      const reply = await b.post('/ui/login/register', { authRequestID: request.id, csrfToken: csrf, ...valid, userName });
+      return { status: reply.status, text: normalized(reply.text, request.id, csrf).replaceAll(userName, '{name}') };
+    };
+    const shadow = await register('Olga');
+    const taken = await register('Alice'); // taken in the default organization itself
+    expect(shadow.status).toBe(400);
+    expect(shadow.text).toContain('This user name is taken. Please choose another one.');
+    expect(shadow).toEqual(taken);
+    expect(await ls.gh.db.selectFrom('users').select('id').where('org_id', '=', IDS.org).where('user_name', '=', 'Olga').execute()).toEqual([]);
+
+    const after = new Browser(ls.base);
+    const second = await authRequest(ls.gh, after);
+    expect(await signIn(after, second.id, 'olga', 'Olga-pass-12')).toMatchObject({ status: 303, location: callbackOf(second.id) });
+  });
+
+  describe('switched off in the bootstrap file', () => {
+    let closed: LoginServer;
+    beforeAll(async () => {
+      const document = fixture().document as { orgs: Array<Record<string, unknown>> };
+      document.orgs[0]!['allowRegister'] = false;
+      closed = await startLoginServer({}, document);
+    });
+    afterAll(() => closed?.stop());
+
+    // issue 9 item 12 / SPEC 10.12: allowRegister: false closes prompt=create and the register page
+    it('refuses prompt=create and the register form clearly, and hides the register link', async () => {
+      const b = cookieless(closed);
+      const url = new URL(`${closed.server.url}/oauth/v2/authorize`);
+      url.search = new URLSearchParams({ client_id: 'shop-web', redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'openid', prompt: 'create', state: 's' }).toString();
+      const start = await b.get(`${url.pathname}${url.search}`);
+      expect(start.location).toMatch(/^\/ui\/login\/register\?authRequestID=\d+$/);
+      const page = await b.get(start.location!);
+      expect(page.status).toBe(403);
+      expect(page.text).toContain('Creating an account is not available here. Sign in with an existing account.');
+      expect(page.text).not.toContain('name="userName"');
+      const requestId = /authRequestID=(\d+)/.exec(start.location!)![1]!;
+      expect(page.text).toContain(`<a href="${stepOf('login', requestId)}">I already have an account</a>`);
+
+      const login = await b.get(stepOf('login', requestId));
+      expect(login.status).toBe(200);
+      expect(login.text).not.toContain('Create an account');
+      const posted = await b.post('/ui/login/register', { authRequestID: requestId, csrfToken: csrfIn(login.text), ...valid, userName: 'intruder' });
+      expect(posted.status).toBe(403);
+      expect(await closed.gh.db.selectFrom('users').select('id').where('user_name', '=', 'intruder').execute()).toEqual([]);
+
+      // the default elsewhere: the fixture's default organization leaves it out, so it is open
+      const open = new Browser(ls.base);
+      const openRequest = await authRequest(ls.gh, open);
+      expect((await open.get(stepOf('login', openRequest.id))).text).toContain(`<a href="${stepOf('register', openRequest.id)}">Create an account</a>`);
+    });
+  });
+});
