@@ -1,11 +1,14 @@
 /**
  * JWT assertions signed with a registered key (RFC 7523 §3), as both client authentication
  * (private_key_jwt) and the JWT profile grant use them: who claims to have signed, which registered
- * keys may have, and the signature and claims checked with jose.
+ * keys may have, and the signature and claims checked with jose; for those two, also the lifetime
+ * and single-use rules of SPEC 10.9.
  */
 import { createPublicKey } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { sha256 } from '../domain/crypto.ts';
 import type { PublicKeyEntry } from '../domain/directory.ts';
+import type { DB } from '../store/database.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
 
 /** Signature algorithms accepted on assertions (also published in discovery). */
@@ -29,6 +32,9 @@ export function candidateKeys(keys: readonly PublicKeyEntry[], kid: string | und
   const valid = keys.filter((k) => !k.expiresAt || k.expiresAt > now);
   return kid === undefined ? valid : valid.filter((k) => k.id === kid);
 }
+
+/** Clock skew allowed on exp and nbf. */
+const CLOCK_TOLERANCE_SECONDS = 5;
 
 export interface AssertionRules {
   /** The request parameter, for messages ("client_assertion", "assertion"). */
@@ -66,7 +72,7 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
         audience: rules.audiences,
         currentDate: rules.now,
         requiredClaims: rules.requiredClaims,
-        clockTolerance: 5,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
       });
       return payload;
     } catch (error) {
@@ -75,4 +81,43 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
     }
   }
   throw rules.reject(`${rules.name} signature does not verify`);
+}
+
+/** SPEC 10.9: exp at most an hour ahead; iat at most an hour old and at most a minute ahead. */
+const MAX_LIFETIME_SECONDS = 3600;
+const MAX_AGE_SECONDS = 3600;
+const MAX_IAT_AHEAD_SECONDS = 60;
+
+/**
+ * An assertion that authenticates its signer (client assertions, the JWT profile grant), under
+ * SPEC 10.9: signature and claims as `verifyAssertion`, exp and iat required and near, and the
+ * assertion accepted once within its lifetime, so a captured one cannot be replayed.
+ */
+export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: AssertionRules): Promise<JWTPayload> {
+  const requiredClaims = [...new Set([...rules.requiredClaims, 'exp', 'iat'])];
+  const payload = await verifyAssertion(assertion, { ...rules, requiredClaims });
+  // jose has checked that exp and iat are present and numeric, and that exp has not passed
+  const exp = payload.exp!;
+  const iat = payload.iat!;
+  const now = rules.now.getTime() / 1000;
+  if (exp - now > MAX_LIFETIME_SECONDS) throw rules.reject(`${rules.name} expires more than an hour ahead`);
+  if (now - iat > MAX_AGE_SECONDS) throw rules.reject(`${rules.name} was issued more than an hour ago`);
+  if (iat - now > MAX_IAT_AHEAD_SECONDS) throw rules.reject(`${rules.name} is issued in the future`);
+  await acceptOnce(db, assertion, payload, rules);
+  return payload;
+}
+
+/**
+ * RFC 7523 §3 item 7, SPEC 10.9: one use per assertion while it is valid, known by its signer and
+ * jti, or by its SHA-256 when it has no jti. The id is hashed so that any jti fits the index; the
+ * row outlives the assertion's last accepted second (exp plus the clock tolerance).
+ */
+async function acceptOnce(db: DB, assertion: string, payload: JWTPayload, rules: AssertionRules): Promise<void> {
+  const mark = typeof payload.jti === 'string' && payload.jti !== '' ? `jti ${sha256(payload.jti)}` : `jwt ${sha256(assertion)}`;
+  const inserted = await db
+    .insertInto('used_assertions')
+    .values({ id: `${rules.party}\n${mark}`, expires_at: new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000) })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  if (inserted.numInsertedOrUpdatedRows === 0n) throw rules.reject(`${rules.name} was already used`);
 }

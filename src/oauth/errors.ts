@@ -97,8 +97,30 @@ export class ServerError extends OAuthError {
   }
 }
 
-export class TemporarilyUnavailable extends OAuthError {
-  constructor(detail: string) {
-    super('temporarily_unavailable', 503, 'service temporarily unavailable', detail);
+/** An error the client should retry after a while: the answer carries Retry-After (RFC 9110 §10.2.3). */
+export class RetryLater extends OAuthError {
+  readonly retryAfterSeconds: number;
+  constructor(error: string, status: number, description: string, detail: string, retryAfterSeconds: number) {
+    super(error, status, description, detail);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The database is unreachable, or the secret-hashing queue is full (SPEC 10.11): 503. */
+export class TemporarilyUnavailable extends RetryLater {
+  constructor(detail: string, retryAfterSeconds = 5) {
+    super('temporarily_unavailable', 503, 'service temporarily unavailable', detail, retryAfterSeconds);
+  }
+}
+
+/**
+ * SPEC 10.11: too many failed client authentications from this address. 429 with
+ * temporarily_unavailable, the registered code for "try again later": invalid_client would tell a
+ * client whose credentials are right that they are wrong, and slow_down belongs to device-code
+ * polling (RFC 8628 §3.5).
+ */
+export class TooManyFailures extends RetryLater {
+  constructor(retryAfterSeconds: number) {
+    super('temporarily_unavailable', 429, 'too many failed client authentications from this address; try again later', 'address throttled', retryAfterSeconds);
   }
 }

@@ -20,12 +20,17 @@ export interface GrantedScopes {
   api: boolean;
 }
 
-/** Validates requested scopes; project audience scopes must name a project of this instance. */
-export async function checkScopes(gh: Gatehouse, requested: string[]): Promise<GrantedScopes> {
+/**
+ * Validates requested scopes for a client of organization `orgId` (for a machine user, its own
+ * organization; for a user's sign-in, the application's). SPEC 10.6: a project audience scope is
+ * granted only for a project of that organization, and every other project id, existing or not,
+ * gets the same answer, so the error tells nobody which project ids exist (SPEC 10.15).
+ */
+export async function checkScopes(gh: Gatehouse, requested: string[], orgId: string): Promise<GrantedScopes> {
   const service = gh.config.serviceName;
   const apiScope = apiAudienceScope(service);
   const pattern = projectScopePattern(service);
-  const projectIds: string[] = [];
+  const projectScopes = new Map<string, string>(); // project id → the scope that names it
   let api = false;
   for (const scope of requested) {
     if ((STANDARD_SCOPES as readonly string[]).includes(scope)) continue;
@@ -35,20 +40,22 @@ export async function checkScopes(gh: Gatehouse, requested: string[]): Promise<G
     }
     const match = pattern.exec(scope);
     if (match) {
-      projectIds.push(match[1]!);
+      projectScopes.set(match[1]!, scope);
       continue;
     }
     throw new InvalidScope(`scope ${scope} is not supported`);
   }
+  const projectIds = [...projectScopes.keys()];
   if (projectIds.length > 0) {
-    const found = await gh.db
+    const own = await gh.db
       .selectFrom('projects')
       .select('id')
       .where('instance_id', '=', gh.instanceId)
+      .where('org_id', '=', orgId)
       .where('id', 'in', projectIds)
       .execute();
-    const missing = projectIds.find((id) => !found.some((row) => row.id === id));
-    if (missing !== undefined) throw new InvalidScope(`scope names unknown project ${missing}`);
+    const refused = projectIds.find((id) => !own.some((row) => row.id === id));
+    if (refused !== undefined) throw new InvalidScope(`scope ${projectScopes.get(refused)!} names no project of the client's organization`);
   }
   return { scopes: requested, projectIds, api };
 }

@@ -11,8 +11,9 @@ import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './erro
 import { readFormKeepingRepeats, required, type Params } from './form.ts';
 import type { Grant } from './grants/grant.ts';
 import { grantRegistry } from './grants/index.ts';
+import { TOKEN_PATH } from './paths.ts';
 
-export const TOKEN_PATH = '/oauth/v2/token';
+export { TOKEN_PATH };
 
 async function findGrant(gh: Gatehouse, grantType: string): Promise<Grant> {
   const grant = grantRegistry.get(grantType);

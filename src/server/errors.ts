@@ -1,12 +1,14 @@
 /**
  * The one renderer of the OAuth error world (STYLE §4): OAuth errors as RFC 6749 JSON, anything
- * unexpected as server_error (or temporarily_unavailable while the database is down), logged with
- * its cause; only static messages reach the client.
+ * unexpected as server_error (or temporarily_unavailable while the database is down or the hashing
+ * queue is full, 429 for a throttled address), logged with its cause; only static messages reach
+ * the client.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { OAuthError, ServerError, TemporarilyUnavailable } from '../oauth/errors.ts';
-import { InvalidClient } from '../oauth/errors.ts';
+import { HashingBusy } from '../domain/crypto.ts';
+import { Throttled } from '../domain/failure-throttle.ts';
+import { InvalidClient, OAuthError, RetryLater, ServerError, TemporarilyUnavailable, TooManyFailures } from '../oauth/errors.ts';
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
 
@@ -33,6 +35,9 @@ export function isDataException(error: unknown): boolean {
 
 export function toOAuthError(error: unknown): OAuthError {
   if (error instanceof OAuthError) return error;
+  // SPEC 10.11: a full hashing queue and a throttled address are answers, never a 500
+  if (error instanceof HashingBusy) return new TemporarilyUnavailable(error.message, error.retryAfterSeconds);
+  if (error instanceof Throttled) return new TooManyFailures(error.retryAfterSeconds);
   if (isDatabaseUnavailable(error)) return new TemporarilyUnavailable(error instanceof Error ? error.message : 'database unavailable');
   if (isDataException(error)) return new OAuthError('invalid_request', 400, 'a request parameter has a value that cannot be processed');
   // express.raw / body parsing errors carry a 4xx status of their own
@@ -54,7 +59,7 @@ export function oauthErrorRenderer(log: Logger) {
     }
     res.status(oauth.status).set('Cache-Control', 'no-store').set('Pragma', 'no-cache');
     if (oauth instanceof InvalidClient && oauth.basic) res.set('WWW-Authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
-    if (oauth.status === 503) res.set('Retry-After', '5');
+    if (oauth instanceof RetryLater) res.set('Retry-After', String(oauth.retryAfterSeconds));
     res.json(oauth.body());
   };
 }

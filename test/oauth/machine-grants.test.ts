@@ -116,7 +116,7 @@ describe('token endpoint errors (seed §4.5)', () => {
       'an unknown project audience',
       { grant_type: 'client_credentials', scope: 'openid urn:gatehouse:iam:org:project:id:42:aud' },
       'invalid_scope',
-      'scope names unknown project 42',
+      "scope urn:gatehouse:iam:org:project:id:42:aud names no project of the client's organization", // SPEC 10.6: no oracle
     ],
   ])('%s → %s', async (_name, body, error, description) => {
     const reply = await postForm(token, body, auth());

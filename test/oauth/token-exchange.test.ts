@@ -25,7 +25,9 @@ import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 const GRANT = TOKEN_EXCHANGE;
 const TYPE = { ...TOKEN_TYPE, unknown: 'urn:example:params:oauth:token-type:saml2' } as const;
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
-const OTHER_PROJECT_SCOPE = `urn:gatehouse:iam:org:project:id:${IDS.otherProject}:aud`;
+/** A second project of ACME: a client may ask only for its own organization's projects (SPEC 10.6). */
+const SECOND_PROJECT = '500000000000000003';
+const OTHER_PROJECT_SCOPE = `urn:gatehouse:iam:org:project:id:${SECOND_PROJECT}:aud`;
 const INVALID_SUBJECT = { error: 'invalid_request', error_description: 'subject_token is invalid, expired, revoked or not meant for this client' };
 
 const TE_SECRETS = { basic: 'te-basic-secret', post: 'te-post-secret', without: 'te-without-secret', elsewhere: 'elsewhere-web-secret' } as const;
@@ -67,7 +69,7 @@ function exchangeDocument(base: Record<string, unknown>, featureOn: boolean): Re
   type App = Record<string, unknown>;
   const document = structuredClone(base) as {
     features?: Record<string, boolean>;
-    orgs: Array<{ users?: unknown[]; projects?: Array<{ apps: App[] }> }>;
+    orgs: Array<{ users?: unknown[]; projects?: Array<{ id?: string; name?: string; apps: App[] }> }>;
   };
   if (featureOn) document.features = { oidcTokenExchange: true };
   document.orgs[0]!.users!.push({
@@ -101,6 +103,7 @@ function exchangeDocument(base: Record<string, unknown>, featureOn: boolean): Re
       accessTokenType: 'jwt',
     },
   );
+  document.orgs[0]!.projects!.push({ id: SECOND_PROJECT, name: 'second', apps: [] });
   document.orgs[1]!.projects![0]!.apps.push(
     oidc('elsewhere-web', { clientSecret: TE_SECRETS.elsewhere, authMethod: 'client_secret_basic', grantTypes: ['authorization_code'], accessTokenType: 'jwt' }),
   );
@@ -143,7 +146,7 @@ interface SignedIn {
 async function signInBrowser(name: ClientName, scopes: string[], userId: string = IDS.alice, on: TestServer = server): Promise<SignedIn> {
   const spec = CLIENTS[name];
   const authTime = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
-  const browserCookie = newBrowserId();
+  const browserCookie = newBrowserId(on.running.gh.masterKey);
   const code = await signedInCode(on, { clientId: spec.clientId, redirectUri: spec.redirectUri, scopes, userId, pkce: spec.pkce, authTime, browserCookie });
   const tokens = await client.authorizationCodeGrant(await config(name, on), code.callback, {
     expectedState: code.state,
@@ -697,32 +700,32 @@ describe('audience', () => {
   let wide: string;
   beforeAll(async () => {
     wide = (await signIn('te-basic', ['openid', OTHER_PROJECT_SCOPE])).access_token;
-    expect((await accessClaims(wide)).aud).toEqual(['te-basic', IDS.project, IDS.otherProject]);
+    expect((await accessClaims(wide)).aud).toEqual(['te-basic', IDS.project, SECOND_PROJECT]);
   });
 
   it('defaults to the subject token’s audience', async () => {
     const tokens = await exchange({ ...subject(wide), scope: 'openid', requested_token_type: TYPE.jwt });
-    expect((await accessClaims(tokens.access_token)).aud).toEqual(['te-basic', IDS.project, IDS.otherProject]);
+    expect((await accessClaims(tokens.access_token)).aud).toEqual(['te-basic', IDS.project, SECOND_PROJECT]);
   });
 
   it('may be narrowed to one entry', async () => {
-    const tokens = await exchange({ ...subject(wide), scope: 'openid', audience: IDS.otherProject, requested_token_type: TYPE.jwt });
-    expect((await accessClaims(tokens.access_token)).aud).toEqual([IDS.otherProject]);
-    expect(tokens.claims()).toMatchObject({ aud: ['te-basic', IDS.otherProject], azp: 'te-basic' });
+    const tokens = await exchange({ ...subject(wide), scope: 'openid', audience: SECOND_PROJECT, requested_token_type: TYPE.jwt });
+    expect((await accessClaims(tokens.access_token)).aud).toEqual([SECOND_PROJECT]);
+    expect(tokens.claims()).toMatchObject({ aud: ['te-basic', SECOND_PROJECT], azp: 'te-basic' });
   });
 
   it('may include the actor token’s audience when the actor may act as the subject (here: itself)', async () => {
     const alice = await signIn('te-basic', ['openid']);
     const wider = await signIn('te-basic', ['openid', OTHER_PROJECT_SCOPE]);
-    const tokens = await exchange({ ...subject(alice.access_token), ...actor(wider.access_token), scope: 'openid', audience: IDS.otherProject, requested_token_type: TYPE.jwt });
-    expect((await accessClaims(tokens.access_token)).aud).toEqual([IDS.otherProject]);
+    const tokens = await exchange({ ...subject(alice.access_token), ...actor(wider.access_token), scope: 'openid', audience: SECOND_PROJECT, requested_token_type: TYPE.jwt });
+    expect((await accessClaims(tokens.access_token)).aud).toEqual([SECOND_PROJECT]);
   });
 
   it('does not lend a delegate’s audience to the subject: invalid_target', async () => {
     const alice = await signIn('te-basic', ['openid']);
     const bob = await signIn('te-basic', ['openid', OTHER_PROJECT_SCOPE], IDS.bob);
-    const reply = await exchangeRaw({ ...subject(alice.access_token), ...actor(bob.access_token), scope: 'openid', audience: IDS.otherProject });
-    expectError(reply, 'invalid_target', `audience ${IDS.otherProject} is not an audience of the subject or actor token`);
+    const reply = await exchangeRaw({ ...subject(alice.access_token), ...actor(bob.access_token), scope: 'openid', audience: SECOND_PROJECT });
+    expectError(reply, 'invalid_target', `audience ${SECOND_PROJECT} is not an audience of the subject or actor token`);
   });
 
   it('an audience of neither token is invalid_target', async () => {

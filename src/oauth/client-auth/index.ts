@@ -2,17 +2,19 @@
  * Client authentication at the OAuth endpoints (seed §4.5–4.8, SPEC §6). The method is read from the
  * request (Basic header, client_assertion, client_secret, or client_id alone); more than one is
  * invalid_request. The client must be registered for the method it used, and the endpoint or grant
- * must accept that method.
+ * must accept that method. Failed authentications are limited per client address (SPEC 10.11).
  */
 import type { Request } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { decoyVerify } from '../../domain/crypto.ts';
 import type { Application, User } from '../../domain/directory.ts';
+import { Throttled } from '../../domain/failure-throttle.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { optional, type Params } from '../form.ts';
 import { parseBasic } from './basic.ts';
 import { unverifiedIssuer } from '../assertions.ts';
+import { TOKEN_PATH } from '../paths.ts';
 import { ASSERTION_TYPE, verifyClientAssertion } from './private-key-jwt.ts';
 import { secretMatches } from './secret.ts';
 
@@ -69,12 +71,29 @@ export interface AuthenticateOptions {
   basicForPost?: boolean;
 }
 
+/**
+ * SPEC 10.11: an address past its limit of failures is refused before anything is looked up or
+ * hashed, whatever it presents: refusing only wrong secrets would tell a right one apart (and a
+ * remembered right secret costs no hash). Every invalid_client counts as a failure.
+ */
 export async function authenticateClient(
   gh: Gatehouse,
   req: Request,
   params: Params,
   options: AuthenticateOptions,
 ): Promise<AuthenticatedClient> {
+  const address = req.socket.remoteAddress ?? '';
+  const wait = gh.throttle.retryAfter(address);
+  if (wait > 0) throw new Throttled(wait);
+  try {
+    return await authenticate(gh, req, params, options);
+  } catch (error) {
+    if (error instanceof InvalidClient) gh.throttle.recordFailure(address);
+    throw error;
+  }
+}
+
+async function authenticate(gh: Gatehouse, req: Request, params: Params, options: AuthenticateOptions): Promise<AuthenticatedClient> {
   const presented = presentedCredentials(req, params);
   const basic = presented?.method === 'client_secret_basic';
   if (!presented) throw new InvalidClient('no client authentication');
@@ -124,7 +143,8 @@ async function verify(
       await verifyClientAssertion(gh.db, presented.assertion!, {
         clientId: presented.clientId,
         keys,
-        audiences: [gh.config.externalUrl, options.endpointUrl],
+        // SPEC 10.9: the issuer, the token endpoint, or the endpoint the assertion is presented to
+        audiences: [gh.config.externalUrl, `${gh.config.externalUrl}${TOKEN_PATH}`, options.endpointUrl],
         now: new Date(),
       });
       return;

@@ -1,7 +1,8 @@
 /**
  * grant_type=authorization_code (RFC 6749 §4.1.3, OIDC Core §3.1.3, RFC 7636 §4.6; seed §4.5). The
  * code is consumed exactly once; a second use revokes what the first issued. The code is bound to the
- * client, the redirect URI and the PKCE challenge of its request, and to a session still active.
+ * client, the redirect URI and the PKCE challenge of its request, checked before the code is spent
+ * (SPEC 10.15), and to a session still active.
  */
 import { createHash } from 'node:crypto';
 import type { Gatehouse } from '../../context.ts';
@@ -36,15 +37,31 @@ function parse(params: Params): CodeRequest {
   return { code: required(params, 'code'), redirectUri: required(params, 'redirect_uri'), verifier: optional(params, 'code_verifier') };
 }
 
-/** Finds and consumes the code; a reused one revokes what its first exchange issued (RFC 6749 §4.1.2). */
-async function redeem(gh: Gatehouse, code: string): Promise<{ request: AuthRequest; grantId: string }> {
-  const exchange = await consumeCode(gh.db, code);
+/**
+ * Finds the code, checks it belongs to this request (`checkBinding`) and only then consumes it; a
+ * reused one revokes what its first exchange issued (RFC 6749 §4.1.2), but only when its own
+ * client presents it again.
+ */
+async function redeem(gh: Gatehouse, app: Application, input: CodeRequest): Promise<{ request: AuthRequest; grantId: string }> {
+  const exchange = await consumeCode(gh.db, input.code, (request) => checkBinding(gh, app, request, input));
   if (exchange.kind === 'reused') {
     await revokeFamily(gh, exchange.grantId);
     throw new InvalidGrant('code was already used; the tokens it issued are revoked');
   }
-  if (exchange.kind === 'invalid' || exchange.request.instanceId !== gh.instanceId) throw new InvalidGrant('code is unknown or expired');
+  if (exchange.kind === 'invalid') throw new InvalidGrant('code is unknown or expired');
   return exchange;
+}
+
+/**
+ * SPEC 10.15: the code's client, redirect URI (RFC 6749 §4.1.3) and PKCE verifier are checked
+ * before the code is spent, so a client that is not the code's, or lacks its verifier, cannot burn
+ * it for the rightful one (node-oidc-provider checks in this order too).
+ */
+function checkBinding(gh: Gatehouse, app: Application, request: AuthRequest, input: CodeRequest): void {
+  if (request.instanceId !== gh.instanceId) throw new InvalidGrant('code is unknown or expired');
+  if (request.clientId !== app.clientId) throw new InvalidGrant('code was issued to another client');
+  if (request.redirectUri !== input.redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request');
+  checkPkce(app, request, input.verifier);
 }
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(code_verifier)) equals the challenge (S256 is the only method). */
@@ -61,10 +78,8 @@ function checkPkce(app: Application, request: AuthRequest, verifier: string | un
   if (!safeEqual(computed, challenge)) throw new InvalidGrant('code_verifier does not match the code_challenge');
 }
 
-async function validate(gh: Gatehouse, app: Application, request: AuthRequest, input: CodeRequest): Promise<UserSession> {
-  if (request.clientId !== app.clientId) throw new InvalidGrant('code was issued to another client');
-  if (request.redirectUri !== input.redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request'); // RFC 6749 §4.1.3
-  checkPkce(app, request, input.verifier);
+/** The session the code was issued in must still be the user's. */
+async function validSession(gh: Gatehouse, request: AuthRequest): Promise<UserSession> {
   if (!request.sessionId || !request.userId) throw new InvalidGrant('code has no authenticated session');
   const session = await sessionById(gh.db, request.sessionId);
   if (!session || session.userId !== request.userId) throw new InvalidGrant('the session of the code has ended');
@@ -76,12 +91,12 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const input = parse(params);
   const app = applicationOf(client, 'authorization_code');
   // validate
-  const { request, grantId } = await redeem(gh, input.code);
-  const session = await validate(gh, app, request, input);
+  const { request, grantId } = await redeem(gh, app, input);
+  const session = await validSession(gh, request);
   const user = await activeUser(gh, session.userId);
   // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6)
   const offline = request.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token');
-  const granted = await checkScopes(gh, request.scopes.filter((s) => s !== OFFLINE_ACCESS || offline));
+  const granted = await checkScopes(gh, request.scopes.filter((s) => s !== OFFLINE_ACCESS || offline), app.orgId);
   // issue
   const now = new Date();
   const family: RefreshFamily = {

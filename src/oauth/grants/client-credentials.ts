@@ -21,7 +21,7 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const requested = parseScope(required(params, 'scope')).filter((s) => s !== 'offline_access');
   // validate: only machine users hold client credentials (applications sign in users instead)
   if (client?.kind !== 'machine') throw new UnauthorizedClient('client_credentials is only for machine users');
-  const granted = await checkScopes(gh, requested);
+  const granted = await checkScopes(gh, requested, client.user.orgId);
   // issue
   const user = client.user;
   const issued = await gh.tokens.issueAccessToken({

@@ -5,7 +5,7 @@
  */
 import type { Gatehouse } from '../../context.ts';
 import type { User } from '../../domain/directory.ts';
-import { unverifiedIssuer, verifyAssertion } from '../assertions.ts';
+import { unverifiedIssuer, verifyOneTimeAssertion } from '../assertions.ts';
 import { InvalidGrant } from '../errors.ts';
 import { parseScope, required } from '../form.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';
@@ -22,18 +22,22 @@ export const jwtProfile: Grant = {
   handle,
 };
 
-/** RFC 7523 §3: iss and sub name the machine user, aud names us, exp is required, the signature verifies. */
+/**
+ * RFC 7523 §3: iss and sub name the machine user, aud names us, the signature verifies; SPEC 10.9:
+ * exp and iat near, and the assertion accepted once (by jti, or by its hash: ZITADEL's key-file
+ * SDKs send no jti).
+ */
 async function verifyMachineAssertion(gh: Gatehouse, assertion: string, endpointUrl: string): Promise<User> {
   const issuer = unverifiedIssuer(assertion, 'assertion');
   const user = await gh.directory.user(issuer);
   if (!user || user.kind !== 'machine' || user.instanceId !== gh.instanceId) throw new InvalidGrant(`unknown issuer ${issuer}`);
   if (user.state !== 'active') throw new InvalidGrant('machine user is not active');
-  await verifyAssertion(assertion, {
+  await verifyOneTimeAssertion(gh.db, assertion, {
     name: 'assertion',
     keys: user.keys,
     party: user.id,
     audiences: [gh.config.externalUrl, endpointUrl],
-    requiredClaims: ['exp'],
+    requiredClaims: ['exp', 'iat'],
     now: new Date(),
     reject: (detail) => new InvalidGrant(detail),
   });
@@ -46,7 +50,7 @@ async function handle({ gh, params, endpointUrl }: GrantContext): Promise<TokenR
   const requested = parseScope(required(params, 'scope')).filter((s) => s !== 'offline_access');
   // validate
   const user = await verifyMachineAssertion(gh, assertion, endpointUrl);
-  const granted = await checkScopes(gh, requested);
+  const granted = await checkScopes(gh, requested, user.orgId); // SPEC 10.6: the machine user's organization
   // issue: the machine user is its own client here
   const clientId = user.id;
   const issued = await gh.tokens.issueAccessToken({

@@ -231,7 +231,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   // validate
   const { subject, actor, shape, actorMayImpersonate } = await presented(gh, request, { app, method: client!.method }, endpointUrl);
   const authority = shape === 'impersonation' ? actor! : subject;
-  const granted = await checkScopes(gh, request.scopes);
+  const granted = await checkScopes(gh, request.scopes, app.orgId);
   checkExchangeScopes(granted.scopes, subject, authority);
   const audience = checkAudience(request.audience, subject, actor && actorMayImpersonate ? actor.audience : []);
   const act = actorClaim(gh, actor, subject);
