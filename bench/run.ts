@@ -204,14 +204,18 @@ async function main(): Promise<void> {
     };
     await measureFlows(flowOptions, 4, 2); // warm-up
     const flow = await measureFlows(flowOptions, 8, seconds);
-    // The identity API with a user's token (scope openid and the API audience).
-    const userToken = await codeFlow({ ...flowOptions, scope: 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud' });
+    // The identity API with a user's token (scope openid and the API scope, so `aud` has the API: SPEC 10.5).
+    const userToken = await codeFlow({ ...flowOptions, scope });
     const exchangeSubject = await codeFlow({ ...flowOptions, scope: 'openid profile' });
     const bearer = { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' };
     const aliceId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
+    // returnCode is an administrator's (SPEC 10.1): the IAM_OWNER machine user asks for alice's code.
+    const ownerToken = await fetch(`${url}/oauth/v2/token`, { method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody })
+      .then(async (response) => ((await response.json()) as { access_token: string }).access_token);
+    const owner = { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' };
     results.push(
       await load('AddMyAuthFactorOTP (REST)', { url: `${url}/auth/v1/users/me/auth_factors/otp`, method: 'POST', headers: bearer, body: '{}' }, server.pid),
-      await load('ResendContactEmailCode returnCode', { url: `${url}/v3alpha/users/${aliceId}/email/resend`, method: 'POST', headers: bearer, body: '{"returnCode":{}}' }, server.pid),
+      await load('ResendContactEmailCode returnCode', { url: `${url}/v3alpha/users/${aliceId}/email/resend`, method: 'POST', headers: owner, body: '{"returnCode":{}}' }, server.pid),
     );
     // Token exchange (RFC 8693): the user's JWT access token for an opaque one with a narrower scope.
     const exchangeBody = new URLSearchParams({

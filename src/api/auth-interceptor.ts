@@ -1,12 +1,19 @@
 /**
  * Authentication of API calls: verifies the bearer token, checks the scopes the called method
- * requires (SPEC §6) and stores the caller under `principalKey`. Handlers read
- * `ctx.values.get(principalKey)` (or `requirePrincipal(ctx)`), never headers.
+ * requires (SPEC §6) and the Gatehouse API audience (SPEC 10.5), and stores the caller under
+ * `principalKey`. Handlers read `ctx.values.get(principalKey)` (or `requirePrincipal(ctx)`), never
+ * headers.
+ *
+ * Order: the scopes first (a token without the API scope is PermissionDenied, SPEC §6 and §12),
+ * then the audience (a token whose `aud` lacks the API is Unauthenticated, SPEC 10.5): a token the
+ * client asked for with `openid` alone, for its own audience, or one whose audience a token exchange
+ * narrowed, is not a token for this API, whatever scopes it carries.
  */
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { DescMethod } from '@bufbuild/protobuf';
 import { apiAudienceScope } from '../config/index.ts';
 import type { Principal } from '../domain/principal.ts';
+import { HashingBusy } from '../domain/crypto.ts';
 import { apiError, isUnavailable, publicError } from './errors.ts';
 import type { ApiLogger } from './logger.ts';
 
@@ -38,6 +45,8 @@ export interface AuthOptions {
   authenticate(token: string): Promise<Principal>;
   instanceId(): string;
   serviceName: string;
+  /** The audience the reserved API scope adds to tokens (src/oauth/scopes.ts `apiAudience`). */
+  apiAudience: string;
   log: ApiLogger;
 }
 
@@ -62,6 +71,8 @@ export function authInterceptor(options: AuthOptions): Interceptor {
         'www-authenticate': `Bearer error="insufficient_scope", scope="${required.join(' ')}"`,
       });
     }
+    // SPEC 10.5: every call on every service, as ZITADEL's API wants its own project in `aud`.
+    if (!principal.audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
     req.contextValues.set(principalKey, principal);
     return next(req);
   };
@@ -71,10 +82,10 @@ async function authenticate(options: AuthOptions, token: string): Promise<Princi
   try {
     return await options.authenticate(token);
   } catch (error) {
-    // A ConnectError is the authenticator's deliberate answer; an unreachable database is not the
-    // token's fault (503, not 401); anything else means the token was not accepted.
+    // A ConnectError is the authenticator's deliberate answer; an unreachable database or a full
+    // hashing queue is not the token's fault (503, not 401); anything else means the token was not accepted.
     if (error instanceof ConnectError) throw error;
-    if (isUnavailable(error)) throw publicError(error);
+    if (error instanceof HashingBusy || isUnavailable(error)) throw publicError(error);
     options.log.debug({ reason: error instanceof Error ? error.message : String(error) }, 'bearer token rejected');
     throw invalidToken('AUTH-InvalidToken', 'invalid or expired token');
   }

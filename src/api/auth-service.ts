@@ -1,8 +1,13 @@
 /**
  * zitadel.auth.v1.AuthService: the caller's own authenticator-app factor (SPEC §3, seed 4.1).
- * Every call acts on the authenticated user ("me"); the scope `openid` is checked by the auth
- * interceptor. Machine users have no second factor (FailedPrecondition). A wrong verification code
- * counts towards the user's lockout exactly like a wrong password in the login UI.
+ * Every call acts on the authenticated user ("me"); the scope `openid` and the API audience are
+ * checked by the auth interceptor. Machine users have no second factor (FailedPrecondition).
+ *
+ * - A wrong verification code counts towards the user's lockout exactly like a wrong password in
+ *   the login UI; a right one resets nothing (SPEC 10.3: only a complete sign-in or an
+ *   administrator's unlock does), so codes tried here cannot wipe failures counted at the login.
+ * - Removing a ready factor needs a token from a sign-in that used it (SPEC 10.4). A token someone
+ *   acts with (RFC 8693 `act`) never qualifies: its `amr` may be the actor's sign-in, not the user's.
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -11,10 +16,9 @@ import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import type { ObjectDetailsSchema } from '../../gen/zitadel/object_pb.js';
 import type { Gatehouse } from '../context.ts';
 import type { ChangeDetails } from '../domain/events.ts';
-import { addOtpFactor, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
+import { addOtpFactor, OTP_AMR, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
 import { countFailedAttempt } from '../login/password-check.ts';
-import { clearFailedPasswords } from '../login/store.ts';
-import { creatorOf } from '../domain/principal.ts';
+import { creatorOf, type Principal } from '../domain/principal.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
 
@@ -43,7 +47,6 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
       const result = await verifyOtpFactor(gh, user, req.code.trim(), now);
       switch (result.kind) {
         case 'verified':
-          await clearFailedPasswords(gh.db, user.id);
           return { details: toDetails(result.details) };
         case 'not_found':
           throw apiError(Code.NotFound, 'AUTH-OTP-NotFound', 'no OTP factor to verify');
@@ -61,11 +64,22 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
 
     async removeMyAuthFactorOTP(_req, ctx) {
       const user = await humanCaller(ctx);
-      const result = await removeOtpFactor(gh, user);
-      if (result.kind === 'not_found') throw apiError(Code.NotFound, 'AUTH-OTP-NotFound', 'no OTP factor to remove');
-      return { details: toDetails(result.details) };
+      const result = await removeOtpFactor(gh, user, signedInWithOtp(requirePrincipal(ctx)));
+      switch (result.kind) {
+        case 'not_found':
+          throw apiError(Code.NotFound, 'AUTH-OTP-NotFound', 'no OTP factor to remove');
+        case 'needs_otp_sign_in':
+          throw apiError(Code.PermissionDenied, 'AUTH-OTP-SignInAgain', 'removing the OTP factor needs a sign-in that used it: sign in again with the authenticator app');
+        case 'removed':
+          return { details: toDetails(result.details) };
+      }
     },
   };
+}
+
+/** SPEC 10.4: the token comes from the user's own sign-in, and that sign-in used the authenticator app. */
+function signedInWithOtp(principal: Principal): boolean {
+  return principal.actorId === undefined && (principal.amr ?? []).includes(OTP_AMR);
 }
 
 /** Too many wrong codes or passwords: the user is locked (SPEC §7), so no code is checked. */

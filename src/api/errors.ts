@@ -2,11 +2,13 @@
  * API errors. Handlers throw `apiError(code, id, message)`: a ConnectError carrying one
  * `zitadel.v1.ErrorDetail` with a stable id, which every protocol transports (Connect JSON,
  * gRPC status details, REST `details`). Anything else thrown is turned into a static Internal
- * (or Unavailable, when the database cannot be reached) by `errorInterceptor`, the one place
- * where unexpected API errors are logged; the original stays only as `cause`.
+ * (or Unavailable, when the database cannot be reached or the password-hashing queue is full) by
+ * `errorInterceptor`, the one place where unexpected API errors are logged; the original stays only
+ * as `cause`.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
+import { HashingBusy } from '../domain/crypto.ts';
 import { isDataException } from '../server/errors.ts';
 import type { ApiLogger } from './logger.ts';
 
@@ -41,6 +43,13 @@ export function isUnavailable(error: unknown): boolean {
 
 /** A client-safe error for anything thrown that is not a ConnectError. */
 export function publicError(cause: unknown): ConnectError {
+  if (cause instanceof HashingBusy) {
+    // SPEC 10.11: a full hashing queue is 503 with Retry-After (REST forwards the header).
+    const message = 'the server is busy; try again shortly';
+    return new ConnectError(message, Code.Unavailable, { 'retry-after': String(cause.retryAfterSeconds) }, [
+      { desc: ErrorDetailSchema, value: { id: 'API-Busy', message } },
+    ], cause);
+  }
   if (isUnavailable(cause)) {
     return new ConnectError('service temporarily unavailable', Code.Unavailable, undefined, [
       { desc: ErrorDetailSchema, value: { id: 'API-Unavailable', message: 'service temporarily unavailable' } },
@@ -74,7 +83,9 @@ export function errorInterceptor(log: ApiLogger): Interceptor {
         throw thrown;
       }
       const error = publicError(thrown);
-      log.error({ err: thrown, procedure, code: Code[error.code] }, 'api call failed unexpectedly');
+      // A full hashing queue is load, not a fault: one warning line, no stack.
+      if (thrown instanceof HashingBusy) log.warn({ procedure }, 'api call refused: password hashing is saturated');
+      else log.error({ err: thrown, procedure, code: Code[error.code] }, 'api call failed unexpectedly');
       throw error;
     }
   };

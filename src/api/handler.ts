@@ -45,6 +45,8 @@ export interface ApiDeps {
   instanceId: () => string;
   /** `<service>` of the reserved API audience scope (GATEHOUSE_SERVICE_NAME). */
   serviceName: string;
+  /** The audience that scope adds to tokens, which every call's token must carry (SPEC 10.5). */
+  apiAudience: string;
   /** Largest accepted request message or REST body, in bytes (GATEHOUSE_MAX_BODY_BYTES). */
   maxBodyBytes: number;
   /**
@@ -80,7 +82,7 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
     // Outermost first: errors are normalized after authentication and the implementation ran.
     interceptors: [
       errorInterceptor(log),
-      authInterceptor({ authenticate: deps.authenticate, instanceId: deps.instanceId, serviceName: deps.serviceName, log }),
+      authInterceptor({ authenticate: deps.authenticate, instanceId: deps.instanceId, serviceName: deps.serviceName, apiAudience: deps.apiAudience, log }),
     ],
   });
   router.service(FeatureService, createFeatureService(deps));

@@ -2,19 +2,24 @@
  * zitadel.user.v3alpha.UserService: the contact email calls (SPEC §3, seed 4.2). Scopes (openid and
  * the API audience) are checked by the auth interceptor; this file checks permissions:
  *
- * - The user itself, ORG_OWNER of the user's org, or IAM_OWNER may act; anyone else gets
- *   PermissionDenied. `SetContactEmail` with `isVerified` needs ORG_OWNER or IAM_OWNER (a user
- *   cannot vouch for its own address).
+ * - The user itself, or a caller who may manage it (domain/permissions.ts: IAM_OWNER; ORG_OWNER of
+ *   the user's org unless the user holds an instance-wide role, SPEC 10.13) may act; anyone else
+ *   gets PermissionDenied.
+ * - SPEC 10.1: `returnCode` and `isVerified` are for callers managing *another* user. A user acting
+ *   on itself (whatever its roles) gets PermissionDenied for them and receives its codes by mail, so
+ *   `email_verified` always means someone read a mail at the address, or an administrator vouched.
  * - An unknown user id is NotFound only for IAM_OWNER (the only caller who may see every org) and
  *   for a caller whose own id it is; everyone else gets the same PermissionDenied as for a known
  *   user they may not act on, so the answer does not tell which ids exist.
  * - Machine users have no contact email: FailedPrecondition. No email set, or already verified
- *   (resend): FailedPrecondition. Invalid URL template or email address: InvalidArgument.
+ *   (resend): FailedPrecondition. Invalid URL template or email address, or a link leading outside
+ *   Gatehouse and the user's organization's applications (SPEC 10.2): InvalidArgument. A code mail
+ *   over a limit (SPEC 10.2): ResourceExhausted with Retry-After, nothing changed.
  * - Verify: a wrong code (or one void after too many tries) is InvalidArgument; an expired code or
  *   no pending code is FailedPrecondition.
  *
- * - The request itself (address, URL template) is validated before the user is looked up: that
- *   answer depends on the request only, so it reveals nothing about the user.
+ * - The request itself (address, URL template syntax) is validated before the user is looked up:
+ *   that answer depends on the request only, so it reveals nothing about the user.
  *
  * Every response carries `details` of the event the call appended (resource owner: the user's org).
  */
@@ -25,14 +30,9 @@ import type { DetailsSchema } from '../../gen/zitadel/object/v2beta/object_pb.js
 import type { SendEmailVerificationCode } from '../../gen/zitadel/user/v3alpha/communication_pb.js';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
-import {
-  defaultVerifyEmailTemplate,
-  issueEmailCode,
-  verifyEmailCodeWithDetails,
-  type CodeDelivery,
-  type EmailCodeUser,
-} from '../domain/email-codes.ts';
+import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/email-codes.ts';
 import { appendEvent, type ChangeDetails } from '../domain/events.ts';
+import { accessTo, type UserAccess } from '../domain/permissions.ts';
 import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
 import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
@@ -61,6 +61,8 @@ interface TargetUser extends EmailCodeUser {
   kind: 'human' | 'machine';
   emailVerified: boolean;
   rawEmail: string | null;
+  /** How far the caller may act on this user: itself, or as its administrator. */
+  access: Exclude<UserAccess, 'none'>;
 }
 
 export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService> {
@@ -79,10 +81,12 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
       if (hasRole(principal, 'IAM_OWNER') || principal.userId === userId) throw apiError(Code.NotFound, 'USER-NotFound', 'user not found');
       throw permissionDenied();
     }
-    const allowed = principal.userId === row.id || hasRole(principal, 'IAM_OWNER') || hasRole(principal, 'ORG_OWNER', row.org_id);
-    if (!allowed) throw permissionDenied();
+    const roles = await db.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', row.id).execute();
+    const access = accessTo(principal, { id: row.id, orgId: row.org_id, roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })) });
+    if (access === 'none') throw permissionDenied();
     if (row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-Machine', 'machine users have no contact email');
     return {
+      access,
       id: row.id,
       instanceId: row.instance_id,
       orgId: row.org_id,
@@ -95,22 +99,23 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
     };
   }
 
+  /** How the code travels; a template's syntax is checked here, where it leads once the user is known. */
   function delivery(send: SendEmailVerificationCode | undefined, returnCode: boolean): CodeDelivery {
     if (returnCode) return { kind: 'return' };
-    const urlTemplate = send?.urlTemplate ?? defaultVerifyEmailTemplate(gh.config.externalUrl);
+    const urlTemplate = send?.urlTemplate;
     try {
-      parseUrlTemplate(urlTemplate);
+      if (urlTemplate !== undefined) parseUrlTemplate(urlTemplate);
     } catch (error) {
-      throw asTemplateError(error);
+      throw asIssueError(error);
     }
     return { kind: 'send', urlTemplate };
   }
 
   async function issue(db: DB, user: TargetUser, how: CodeDelivery, creator: string) {
     try {
-      return await issueEmailCode(db, user, how, creator);
+      return await issueEmailCode(db, user, how, { externalUrl: gh.config.externalUrl, creator });
     } catch (error) {
-      throw asTemplateError(error);
+      throw asIssueError(error);
     }
   }
 
@@ -120,6 +125,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
       const how = delivery(req.verification.case === 'sendCode' ? req.verification.value : undefined, req.verification.case === 'returnCode');
       const issued = await gh.db.transaction().execute(async (trx) => {
         const user = await target(trx, principal, req.userId);
+        checkReturnCode(user, how);
         if (user.rawEmail === null || user.rawEmail === '') throw apiError(Code.FailedPrecondition, 'EMAIL-NoEmail', 'the user has no contact email');
         if (user.emailVerified) throw apiError(Code.FailedPrecondition, 'EMAIL-AlreadyVerified', 'the contact email is already verified');
         return issue(trx, user, how, creatorOf(principal));
@@ -137,9 +143,11 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
       const how = verified ? undefined : delivery(email.verification.case === 'sendCode' ? email.verification.value : undefined, email.verification.case === 'returnCode');
       const result = await gh.db.transaction().execute(async (trx) => {
         const user = await target(trx, principal, req.userId);
-        if (verified && !hasRole(principal, 'IAM_OWNER') && !hasRole(principal, 'ORG_OWNER', user.orgId)) {
-          throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'setting a verified email needs ORG_OWNER or IAM_OWNER');
+        // SPEC 10.1: nobody vouches for its own address, not even an IAM_OWNER.
+        if (verified && user.access !== 'manage') {
+          throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
+        checkReturnCode(user, how);
         await trx.updateTable('users').set({ email: address, email_verified: verified, changed_at: new Date() }).where('id', '=', user.id).execute();
         await appendEvent(trx, {
           instanceId: user.instanceId,
@@ -189,12 +197,24 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
   };
 }
 
+/** SPEC 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
+function checkReturnCode(user: TargetUser, how: CodeDelivery | undefined): void {
+  if (how?.kind === 'return' && user.access !== 'manage') {
+    throw apiError(Code.PermissionDenied, 'EMAIL-ReturnCodeSelf', 'returnCode is only for administrators acting on another user: your code is sent by mail');
+  }
+}
+
 function permissionDenied() {
   return apiError(Code.PermissionDenied, 'USER-Permission', 'no permission for this user');
 }
 
-function asTemplateError(error: unknown): unknown {
-  return error instanceof TemplateError ? apiError(Code.InvalidArgument, 'EMAIL-Template', error.message) : error;
+/** The domain's refusals of a code (template, mail limits) as API errors; anything else as is. */
+function asIssueError(error: unknown): unknown {
+  if (error instanceof TemplateError) return apiError(Code.InvalidArgument, 'EMAIL-Template', error.message);
+  if (error instanceof MailLimitReached) {
+    return apiError(Code.ResourceExhausted, 'EMAIL-TooManyMails', error.message, { 'retry-after': String(error.retryAfterSeconds) });
+  }
+  return error;
 }
 
 function toDetails(details: ChangeDetails): MessageInitShape<typeof DetailsSchema> {

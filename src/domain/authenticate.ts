@@ -28,6 +28,7 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
       roles: user.roles,
       tokenId: claims.jti,
       actorId: actorChain(claims.actor)?.[0],
+      amr: claims.amr ?? [],
     };
   };
 }

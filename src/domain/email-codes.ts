@@ -4,16 +4,19 @@
  * with a random per-row salt (the code has only ~31 bits). A code is void after
  * EMAIL_CODE_MAX_ATTEMPTS wrong tries; the user then needs a new code.
  *
- * When the code is sent, the outbox row is written in the same transaction as the code.
+ * When the code is sent, the outbox row is written in the same transaction as the code. SPEC 10.2
+ * keeps the mail from serving as a relay for someone else's message: its link must lead to Gatehouse
+ * or to an application of the user's organization, and code mails are limited per user and per
+ * recipient address. A mail refused by a limit leaves the pending code as it was.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Gatehouse } from '../context.ts';
 import { verificationMail } from '../mail/messages.ts';
-import { renderUrlTemplate } from '../mail/template.ts';
+import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
 import { safeEqual, sha256 } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
-import { enqueueMail } from './outbox.ts';
+import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from './outbox.ts';
 
 export const EMAIL_CODE_SECONDS = 3600;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
@@ -21,6 +24,28 @@ export const EMAIL_CODE_LENGTH = 6;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 export type EmailCodeResult = 'verified' | 'invalid' | 'expired' | 'not_pending';
+
+/** SPEC 10.2: code mails per user per hour, and per recipient address per 10 minutes. */
+export const CODE_MAILS_PER_USER = { limit: 5, windowSeconds: 3600 } as const;
+export const CODE_MAILS_PER_RECIPIENT = { limit: 3, windowSeconds: 600 } as const;
+
+/** A code mail over a limit of SPEC 10.2: nothing was changed, the pending code stays valid. */
+export class MailLimitReached extends Error {
+  override name = 'MailLimitReached';
+  /** Which limit: mails about this user, or mails to this address. */
+  readonly scope: 'user' | 'recipient';
+  readonly retryAfterSeconds: number;
+  constructor(scope: 'user' | 'recipient', retryAfterSeconds: number) {
+    const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+    super(
+      scope === 'user'
+        ? `too many verification mails for this user (at most ${CODE_MAILS_PER_USER.limit} an hour): try again in ${minutes} minute(s)`
+        : `too many verification mails to this address (at most ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes): try again in ${minutes} minute(s)`,
+    );
+    this.scope = scope;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
 
 /** The default link of the verification mail: the login UI's verification page. */
 export function defaultVerifyEmailTemplate(externalUrl: string): string {
@@ -71,8 +96,18 @@ export interface EmailCodeUser {
 export type CodeDelivery =
   /** Return the code to the caller; no mail. */
   | { kind: 'return' }
-  /** Mail it, with the link rendered from `urlTemplate` (see src/mail/template.ts). */
-  | { kind: 'send'; urlTemplate: string };
+  /**
+   * Mail it, with the link rendered from `urlTemplate` (see src/mail/template.ts); without one,
+   * the login UI's verification page.
+   */
+  | { kind: 'send'; urlTemplate?: string | undefined };
+
+export interface IssueContext {
+  /** GATEHOUSE_EXTERNAL_URL: the default link, and an origin links may always lead to. */
+  externalUrl: string;
+  /** Who asks (the event's creator), when not the user itself. */
+  creator?: string | undefined;
+}
 
 export interface IssuedEmailCode {
   details: ChangeDetails;
@@ -83,18 +118,62 @@ export interface IssuedEmailCode {
 }
 
 /**
- * Issues a new code and returns or mails it; appends `user.human.email.code.added`. Call it in the
- * transaction that checked the user (email set and unverified). Throws TemplateError for an invalid
- * template, which rolls the transaction back.
+ * SPEC 10.2: the origins a verification link may lead to: Gatehouse's own, and those of the redirect
+ * URIs registered on the applications of the user's organization (the user's own apps, whose pages
+ * may take the code). Redirect URIs without an http(s) origin (custom schemes) add none.
  */
-export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: CodeDelivery, creator?: string): Promise<IssuedEmailCode> {
+export async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<EmailCodeUser, 'instanceId' | 'orgId'>): Promise<Set<string>> {
+  const apps = await db
+    .selectFrom('apps')
+    .select('redirect_uris')
+    .where('instance_id', '=', user.instanceId)
+    .where('org_id', '=', user.orgId)
+    .execute();
+  const origins = new Set([new URL(externalUrl).origin]);
+  for (const uri of apps.flatMap((app) => app.redirect_uris)) {
+    const origin = URL.parse(uri)?.origin;
+    if (origin !== undefined && origin !== 'null' && /^https?:/.test(origin)) origins.add(origin);
+  }
+  return origins;
+}
+
+/** The link of the mail: rendered from the template, and leading only where SPEC 10.2 allows. */
+async function verificationLink(db: DB, user: EmailCodeUser, code: string, template: string | undefined, externalUrl: string): Promise<string> {
+  const link = renderUrlTemplate(template ?? defaultVerifyEmailTemplate(externalUrl), { UserID: user.id, Code: code, OrgID: user.orgId });
+  if (!(await mailLinkOrigins(db, externalUrl, user)).has(new URL(link).origin)) {
+    throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
+  }
+  return link;
+}
+
+/** SPEC 10.2: refuses (MailLimitReached) a code mail over the per-user or per-recipient limit. */
+async function checkMailLimits(db: DB, user: EmailCodeUser): Promise<void> {
+  await lockRecipient(db, user.email);
+  const limits: Array<[MailLimitReached['scope'], MailCount, { limit: number; windowSeconds: number }]> = [
+    ['user', { userId: user.id }, CODE_MAILS_PER_USER],
+    ['recipient', { recipient: user.email }, CODE_MAILS_PER_RECIPIENT],
+  ];
+  for (const [scope, which, { limit, windowSeconds }] of limits) {
+    const reached = await mailLimitReached(db, which, limit, windowSeconds);
+    if (reached) throw new MailLimitReached(scope, reached.retryAfterSeconds);
+  }
+}
+
+/**
+ * Issues a new code and returns or mails it; appends `user.human.email.code.added`. Call it in the
+ * transaction that checked (and locked) the user: email set and unverified. Throws TemplateError
+ * for an invalid template or a link leading elsewhere, and MailLimitReached over a mail limit;
+ * either rolls the transaction back, so the previous code stays pending.
+ */
+export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: CodeDelivery, context: IssueContext): Promise<IssuedEmailCode> {
   return inTransaction(db, async (trx) => {
+    if (delivery.kind === 'send') await checkMailLimits(trx, user);
     const code = await createEmailCode(trx, user.id);
     let outboxId: string | undefined;
     if (delivery.kind === 'send') {
-      const link = renderUrlTemplate(delivery.urlTemplate, { UserID: user.id, Code: code, OrgID: user.orgId });
+      const link = await verificationLink(trx, user, code, delivery.urlTemplate, context.externalUrl);
       const mail = verificationMail({ language: user.preferredLanguage, code, link, name: user.name });
-      outboxId = await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, ...mail });
+      outboxId = await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
     }
     const details = await appendEvent(trx, {
       instanceId: user.instanceId,
@@ -102,7 +181,7 @@ export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: Code
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.email.code.added',
-      creator,
+      creator: context.creator,
       payload: { delivery: delivery.kind },
     });
     return delivery.kind === 'return' ? { details, code } : { details, ...(outboxId ? { outboxId } : {}) };

@@ -44,7 +44,10 @@ export type VerifyOtpResult =
   | { kind: 'already_ready' }
   | { kind: 'locked'; until: Date }
   | { kind: 'invalid' };
-export type RemoveOtpResult = { kind: 'removed'; details: ChangeDetails } | { kind: 'not_found' };
+export type RemoveOtpResult = { kind: 'removed'; details: ChangeDetails } | { kind: 'not_found' } | { kind: 'needs_otp_sign_in' };
+
+/** RFC 8176 `amr` value of a sign-in that used the authenticator app. */
+export const OTP_AMR = 'otp';
 
 /**
  * `otpauth://totp/{issuer}:{loginName}?algorithm=SHA1&digits=6&issuer={issuer}&period=30&secret={secret}`
@@ -138,11 +141,19 @@ export async function verifyOtpFactor(gh: Gatehouse, user: OtpUser, code: string
   });
 }
 
-/** Removes the user's factor, ready or not. */
-export async function removeOtpFactor(gh: Gatehouse, user: OtpUser): Promise<RemoveOtpResult> {
+/**
+ * Removes the user's factor. SPEC 10.4: a ready factor only when `usedFactor`, i.e. the caller's
+ * token comes from a sign-in that used it (`amr` contains otp), so a token from before the factor,
+ * or a stolen password alone, cannot take the second factor away. An unverified factor protects
+ * nothing yet and goes with any token of the user. The row is locked, so a verification running at
+ * the same time is seen.
+ */
+export async function removeOtpFactor(gh: Gatehouse, user: OtpUser, usedFactor: boolean): Promise<RemoveOtpResult> {
   return gh.db.transaction().execute(async (trx) => {
-    const removed = await trx.deleteFrom('otp_factors').where('user_id', '=', user.id).returning('user_id').executeTakeFirst();
-    if (!removed) return { kind: 'not_found' } as const;
+    const factor = await trx.selectFrom('otp_factors').select('state').where('user_id', '=', user.id).forUpdate().executeTakeFirst();
+    if (!factor) return { kind: 'not_found' } as const;
+    if (factor.state === 'ready' && !usedFactor) return { kind: 'needs_otp_sign_in' } as const;
+    await trx.deleteFrom('otp_factors').where('user_id', '=', user.id).execute();
     const details = await appendEvent(trx, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
@@ -181,5 +192,5 @@ export async function checkOtpCode(gh: Gatehouse, userId: string, code: string, 
  * the user added an authenticator app (amr without otp) cannot answer for that user any more.
  */
 export async function sessionMeetsFactors(db: DB, session: { userId: string; amr: readonly string[] }): Promise<boolean> {
-  return session.amr.includes('otp') || !(await hasReadyOtp(db, session.userId));
+  return session.amr.includes(OTP_AMR) || !(await hasReadyOtp(db, session.userId));
 }

@@ -1,7 +1,10 @@
 /**
  * The mail outbox (SPEC §8): a message is a row written in the same transaction as whatever it
  * reports (a verification code, ...); the delivery worker sends due rows and records the outcome.
+ * Sent rows keep recipient, subject and times only (SPEC 10.2), which is what the mail limits count:
+ * the outbox is durable and shared by every process on the database.
  */
+import { sql } from 'kysely';
 import type { DB } from '../store/database.ts';
 import { newId } from './ids.ts';
 
@@ -14,6 +17,8 @@ export interface OutgoingMail {
   text: string;
   /** The HTML body (already escaped). */
   html: string;
+  /** The user the mail is about (whose code it carries), for the per-user limit. */
+  userId?: string | undefined;
 }
 
 /** Queues a message for delivery; `db` may be a transaction. Resolves to the outbox row's id. */
@@ -28,7 +33,39 @@ export async function enqueueMail(db: DB, mail: OutgoingMail): Promise<string> {
       subject: mail.subject,
       text_body: mail.text,
       html_body: mail.html,
+      user_id: mail.userId ?? null,
     })
     .execute();
   return id;
+}
+
+/** Which mails a limit counts: those about one user, or those to one address (case-insensitive). */
+export type MailCount = { userId: string } | { recipient: string };
+
+/**
+ * Whether `limit` mails of `which` were queued within the last `windowSeconds` (database time, so
+ * every process counts alike) and, if so, in how many seconds the oldest of those leaves the window.
+ * Mails queued earlier in the caller's transaction count too.
+ */
+export async function mailLimitReached(db: DB, which: MailCount, limit: number, windowSeconds: number): Promise<{ retryAfterSeconds: number } | undefined> {
+  const window = sql<Date>`now() - make_interval(secs => ${windowSeconds})`;
+  const rows = await db
+    .selectFrom('outbox')
+    .select(sql<number>`ceil(extract(epoch from created_at - (${window})))::int`.as('left'))
+    .where((eb) => ('userId' in which ? eb('user_id', '=', which.userId) : eb(sql<string>`lower(recipient)`, '=', which.recipient.toLowerCase())))
+    .where('created_at', '>', window)
+    .orderBy('created_at', 'desc')
+    .limit(limit)
+    .execute();
+  if (rows.length < limit) return undefined;
+  return { retryAfterSeconds: Math.max(1, rows[rows.length - 1]!.left) };
+}
+
+/**
+ * Serializes the transactions that queue mail to one address until they end (a transaction-level
+ * advisory lock), so that concurrent requests for different users cannot both pass the
+ * per-recipient count. The per-user count is serialized by the caller's lock on the user row.
+ */
+export async function lockRecipient(db: DB, recipient: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`outbox recipient ${recipient.toLowerCase()}`}))`.execute(db);
 }

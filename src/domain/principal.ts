@@ -20,6 +20,12 @@ export interface Principal {
   tokenId: string;
   /** Who acts for the user (RFC 8693 `act.sub`), when the token came from a delegation or an impersonation. */
   actorId?: string | undefined;
+  /**
+   * How the sign-in behind the token authenticated (RFC 8176: pwd, otp, mfa), from the JWT's `amr`
+   * or the opaque token's row; empty or absent for tokens without a user sign-in (machine grants).
+   * With an actor, it may describe the actor's sign-in (impersonation), not the user's.
+   */
+  amr?: readonly string[] | undefined;
 }
 
 /** Who makes a change the principal asks for, for the event's creator: the actor, if someone acts for the user. */

@@ -15,7 +15,13 @@
  * min(30 s, 2^attempts s), so mail goes out within a minute of the SMTP server's return.
  *
  * Without GATEHOUSE_SMTP_URL (development), each due message is logged once at info, text body
- * included (the code is the point of the mail), and stays in the outbox.
+ * included (the code is the point of the mail), and stays in the outbox as delivered to the log:
+ * `sent_at` set, `last_error` LOGGED_WITHOUT_SMTP. It is not mailed when SMTP is configured later
+ * (its code has long expired by then, and it must not wait in clear for that).
+ *
+ * SPEC 10.2: once a message is sent (or logged), its bodies are removed from the outbox; recipient,
+ * subject and times stay, for the mail limits and for the operator. Sent rows are pruned after
+ * 7 days by the housekeeping of every worker (at start, then every 10 minutes).
  */
 import { sql } from 'kysely';
 import type { Gatehouse } from '../context.ts';
@@ -39,10 +45,17 @@ export interface MailWorkerOptions {
   maxBackoffSeconds?: number;
   /** A transport to use instead of the one built from smtpUrl (tests). */
   transport?: MailTransport;
+  /** Sent rows older than this are deleted. Default 7 days (SPEC 10.2). */
+  keepSentSeconds?: number;
+  /** How often the housekeeping deletes old sent rows. Default 10 minutes. */
+  pruneIntervalMs?: number;
 }
 
-/** Marks rows logged by a worker without SMTP, so that each is logged once (they stay unsent). */
-export const LOGGED_WITHOUT_SMTP = 'not sent: no SMTP server configured (message logged)';
+/** Marks rows a worker without SMTP delivered to its log: sent, but not mailed. */
+export const LOGGED_WITHOUT_SMTP = 'not mailed: no SMTP server configured (message logged)';
+
+/** What `sent` leaves of a row (SPEC 10.2): the bodies (with their codes) go. */
+const WITHOUT_BODIES = { text_body: '', html_body: '' } as const;
 
 const MAX_ERROR_LENGTH = 200;
 
@@ -86,6 +99,9 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
   const leaseMs = options.leaseMs ?? 60_000;
   const sendTimeoutMs = Math.min(options.sendTimeoutMs ?? 30_000, leaseMs / 2);
   const maxBackoff = options.maxBackoffSeconds ?? 30;
+  const keepSentSeconds = options.keepSentSeconds ?? 7 * 86400;
+  const pruneIntervalMs = options.pruneIntervalMs ?? 10 * 60_000;
+  let prunedAt = 0;
   const transport = options.transport ?? (config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined);
   if (!transport) log.info('GATEHOUSE_SMTP_URL is not set: mail is logged (text included) and kept in the outbox');
 
@@ -144,11 +160,11 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
     } finally {
       clearTimeout(timer);
     }
-    await db.updateTable('outbox').set({ sent_at: sql<Date>`now()`, last_error: null }).where('id', '=', row.id).execute();
+    await db.updateTable('outbox').set({ sent_at: sql<Date>`now()`, last_error: null, ...WITHOUT_BODIES }).where('id', '=', row.id).execute();
     log.info({ outboxId: row.id, attempts: row.attempts + 1 }, 'mail sent');
   }
 
-  /** Without SMTP: logs the due messages nobody has logged yet, once each, and leaves them unsent. */
+  /** Without SMTP: logs the due messages, once each, and records them as delivered to the log. */
   async function logUnsent(): Promise<number> {
     return db.transaction().execute(async (tx) => {
       const rows = await tx
@@ -157,19 +173,18 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
         .where('instance_id', '=', instanceId)
         .where('sent_at', 'is', null)
         .where('next_attempt_at', '<=', sql<Date>`now()`)
-        .where((eb) => eb.or([eb('last_error', 'is', null), eb('last_error', '!=', LOGGED_WITHOUT_SMTP)]))
         .orderBy('created_at')
         .limit(20)
         .forUpdate()
         .skipLocked()
         .execute();
       for (const row of rows) {
-        log.info({ outboxId: row.id, to: row.recipient, subject: row.subject, text: row.text_body }, 'mail not sent (no SMTP configured); kept in the outbox');
+        log.info({ outboxId: row.id, to: row.recipient, subject: row.subject, text: row.text_body }, 'mail not sent (no SMTP configured): logged instead');
       }
       if (rows.length > 0) {
         await tx
           .updateTable('outbox')
-          .set({ last_error: LOGGED_WITHOUT_SMTP })
+          .set({ sent_at: sql<Date>`now()`, last_error: LOGGED_WITHOUT_SMTP, ...WITHOUT_BODIES })
           .where('id', 'in', rows.map((r) => r.id))
           .execute();
       }
@@ -185,13 +200,25 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
       .where('instance_id', '=', instanceId)
       .where('sent_at', 'is', null)
       .where('next_attempt_at', '<=', sql<Date>`now()`)
-      .$if(!transport, (q) => q.where((eb) => eb.or([eb('last_error', 'is', null), eb('last_error', '!=', LOGGED_WITHOUT_SMTP)])))
       .limit(1)
       .executeTakeFirst();
     return due !== undefined;
   }
 
+  /** SPEC 10.2: sent rows go after `keepSentSeconds`; any worker may do it, deleting twice is harmless. */
+  async function pruneSent(): Promise<void> {
+    if (Date.now() - prunedAt < pruneIntervalMs) return;
+    prunedAt = Date.now();
+    const result = await db
+      .deleteFrom('outbox')
+      .where('instance_id', '=', instanceId)
+      .where('sent_at', '<', sql<Date>`now() - make_interval(secs => ${keepSentSeconds})`)
+      .executeTakeFirst();
+    if (result.numDeletedRows > 0n) log.info({ deleted: Number(result.numDeletedRows) }, 'old sent mail pruned from the outbox');
+  }
+
   async function drain(): Promise<void> {
+    await pruneSent();
     if (!(await anythingDue())) return;
     if (!transport) {
       while (!stopped && (await logUnsent()) > 0);

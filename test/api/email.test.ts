@@ -2,7 +2,9 @@
  * UserService contact email calls (SPEC §3, §8; seed 4.2) against the real server: REST with plain
  * fetch and gRPC (h2c) for every error row, plus gRPC-web and Connect for the main path. User tokens
  * come from a browser sign-in through the domain exchanged at the token endpoint; admin tokens from
- * client_credentials. Outbox rows and codes are read from the database directly.
+ * client_credentials. Mailed codes are read from a real SMTP server the server delivers to; outbox
+ * rows and stored codes from the database. A user gets its own codes by mail only (SPEC 10.1);
+ * `returnCode` is an administrator's (here the IAM_OWNER machine user `reporter`).
  */
 import { fromJson, toJson, type JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
@@ -16,12 +18,15 @@ import {
   VerifyContactEmailResponseSchema,
 } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, verifyEmailCode } from '../../src/domain/email-codes.ts';
+import { codeMail, Mailbox, nthMailTo, mailsTo } from '../mail/mailbox.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
 
 const REDIRECT_URI = 'http://localhost:3000/callback';
+/** The origin of shop-web's redirect URI: verification links may lead there (SPEC 10.2). */
+const APP_ORIGIN = 'http://localhost:3000';
 const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
 const USERS = {
   carol: '200000000000000003', // other org, unverified
@@ -32,6 +37,7 @@ const USERS = {
 } as const;
 
 let server: TestServer;
+const mailbox = new Mailbox();
 const tokens: Record<'alice' | 'bob' | 'reporter' | 'plainBot' | 'reporterNoApi', string> = { alice: '', bob: '', reporter: '', plainBot: '', reporterNoApi: '' };
 
 function documentWithUsers(): Record<string, unknown> {
@@ -62,14 +68,25 @@ async function clientCredentials(user: string, secret: string, scope = `openid $
 }
 
 beforeAll(async () => {
-  server = await startTestServer(documentWithUsers());
+  await mailbox.start(0);
+  server = await startTestServer(documentWithUsers(), { GATEHOUSE_SMTP_URL: mailbox.url, GATEHOUSE_SMTP_FROM: 'noreply@acme.test' });
   tokens.alice = await userToken(IDS.alice);
   tokens.bob = await userToken(IDS.bob);
   tokens.reporter = await clientCredentials('reporter', SECRETS.reporter);
   tokens.plainBot = await clientCredentials('plain-bot', SECRETS.plainBot);
   tokens.reporterNoApi = await clientCredentials('reporter', SECRETS.reporter, 'openid');
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server?.stop();
+  await mailbox.stop();
+});
+
+/** The next code mail to `address` (the server's worker is kicked rather than awaited). */
+async function nextMailTo(address: string) {
+  const n = mailsTo(mailbox.messages, address).length + 1;
+  server.running.mail.kick();
+  return nthMailTo(mailbox, address, n);
+}
 
 /** The outcome of a call in one shape for every protocol: the gRPC code (undefined = OK) and the JSON body. */
 interface Outcome {
@@ -90,6 +107,7 @@ const HTTP_STATUS: Partial<Record<Code, number>> = {
   [Code.PermissionDenied]: 403,
   [Code.NotFound]: 404,
   [Code.Unauthenticated]: 401,
+  [Code.ResourceExhausted]: 429,
 };
 
 const REST: Protocol = {
@@ -175,16 +193,23 @@ describe.each([REST, GRPC].map((p) => [p.name, p] as const))('error rows over %s
     ['resend: an unclosed action', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'https://app.test/v?c={{.Code' } }, Code.InvalidArgument],
     ['resend: a javascript: template', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'javascript:alert("{{.Code}}")' } }, Code.InvalidArgument],
     ['resend: a relative template', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: '/verify?c={{.Code}}' } }, Code.InvalidArgument],
+    // SPEC 10.2: links lead to Gatehouse or to an application of the user's organization only
+    ['resend: a template leading to a foreign site', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'https://app.test/v?c={{.Code}}' } }, Code.InvalidArgument],
+    ['resend: a template leading to an app of another org', 'resend', USERS.carol, () => tokens.reporter, { sendCode: { urlTemplate: 'http://localhost:3000/v?c={{.Code}}' } }, Code.InvalidArgument],
+    // SPEC 10.1: a user gets its own code by mail only
+    ['resend: the user itself with returnCode', 'resend', IDS.bob, () => tokens.bob, { returnCode: {} }, Code.PermissionDenied],
     ['resend: a token without the API audience scope', 'resend', IDS.bob, () => tokens.reporterNoApi, { returnCode: {} }, Code.PermissionDenied],
     ['set: a machine user without a role', 'set', IDS.bob, () => tokens.plainBot, SET_RETURN('bob2@acme.test'), Code.PermissionDenied],
     ['set: an unknown user for IAM_OWNER', 'set', USERS.unknown, () => tokens.reporter, SET_RETURN('x@acme.test'), Code.NotFound],
     ['set: an unknown user for ORG_OWNER', 'set', USERS.unknown, () => tokens.alice, SET_RETURN('x@acme.test'), Code.PermissionDenied],
     ['set: the user itself marking its address verified', 'set', IDS.bob, () => tokens.bob, { email: { address: 'bob@acme.test', isVerified: true } }, Code.PermissionDenied],
+    ['set: the user itself with returnCode', 'set', IDS.bob, () => tokens.bob, SET_RETURN('bob@acme.test'), Code.PermissionDenied],
     ['set: an invalid address', 'set', IDS.bob, () => tokens.reporter, SET_RETURN('not an address'), Code.InvalidArgument],
     ['set: an address without domain dot', 'set', IDS.bob, () => tokens.reporter, SET_RETURN('bob@localhost'), Code.InvalidArgument],
     ['set: an over-long address', 'set', IDS.bob, () => tokens.reporter, SET_RETURN(`${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.test`), Code.InvalidArgument],
     ['set: no email', 'set', IDS.bob, () => tokens.reporter, {}, Code.InvalidArgument],
     ['set: an invalid template', 'set', IDS.bob, () => tokens.reporter, { email: { address: 'bob@acme.test', sendCode: { urlTemplate: 'https://app.test/{{.Code}}}}' } } }, Code.InvalidArgument],
+    ['set: a template leading to a foreign site', 'set', IDS.bob, () => tokens.bob, { email: { address: 'bob@acme.test', sendCode: { urlTemplate: 'https://evil.test/{{.Code}}' } } }, Code.InvalidArgument],
     ['set: a machine user as target', 'set', IDS.plainBot, () => tokens.reporter, SET_RETURN('bot@acme.test'), Code.FailedPrecondition],
     ['verify: a machine user without a role', 'verify', IDS.bob, () => tokens.plainBot, { verificationCode: 'AAAAAA' }, Code.PermissionDenied],
     ['verify: an unknown user for IAM_OWNER', 'verify', USERS.unknown, () => tokens.reporter, { verificationCode: 'AAAAAA' }, Code.NotFound],
@@ -239,25 +264,27 @@ describe('both sendCode and returnCode', () => {
   });
 });
 
-describe.each(ALL.map((p) => [p.name, p] as const))('the verification flow over %s', (_protocol, protocol) => {
-  it('alice sets her own email with returnCode, verifies it, and userinfo and introspection show email_verified', async () => {
+describe.each(ALL.map((p, i) => [p.name, p, i] as const))('the verification flow over %s', (_protocol, protocol, i) => {
+  it('alice sets her own email, reads the code in the mail, verifies it, and userinfo and introspection show email_verified', async () => {
     const userinfo = async () => (await request(`${server.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.alice}` } })).json;
     const introspect = async () => (await postForm(`${server.url}/oauth/v2/introspect`, { token: tokens.alice }, { authorization: basic('shop-api', SECRETS.api) })).json;
-    expect(await userinfo()).toMatchObject({ email: 'alice@acme.test', email_verified: true });
+    expect(await userinfo()).toMatchObject({ email_verified: true });
 
-    const set = await protocol.call('set', IDS.alice, SET_RETURN('alice@acme.test'), tokens.alice);
+    // one address per protocol: the mail limits allow 3 mails to one address in 10 minutes
+    const address = `alice+${i}@acme.test`;
+    const set = await protocol.call('set', IDS.alice, { email: { address } }, tokens.alice);
     expect(set.code).toBeUndefined();
-    const code = String(set.body['verificationCode']);
-    expect(code).toMatch(/^[A-Z0-9]{6}$/);
+    expect(set.body['verificationCode']).toBeUndefined();
     expect(set.body['details']).toMatchObject({ sequence: expect.stringMatching(/^\d+$/), changeDate: expect.any(String), resourceOwner: IDS.org });
-    expect(await userinfo()).toMatchObject({ email_verified: false });
+    expect(await userinfo()).toMatchObject({ email: address, email_verified: false });
+    const { code } = codeMail(await nextMailTo(address));
 
     const verified = await protocol.call('verify', IDS.alice, { verificationCode: code }, tokens.alice);
     expect(verified.code).toBeUndefined();
     expect(verified.body['details']).toMatchObject({ sequence: expect.stringMatching(/^\d+$/), resourceOwner: IDS.org });
     expect(BigInt(String((verified.body['details'] as JsonObject)['sequence']))).toBeGreaterThan(BigInt(String((set.body['details'] as JsonObject)['sequence'])));
-    expect(await userinfo()).toMatchObject({ email: 'alice@acme.test', email_verified: true });
-    expect(await introspect()).toMatchObject({ active: true, email: 'alice@acme.test', email_verified: true });
+    expect(await userinfo()).toMatchObject({ email: address, email_verified: true });
+    expect(await introspect()).toMatchObject({ active: true, email: address, email_verified: true });
     const event = await server.running.gh.db
       .selectFrom('events')
       .selectAll()
@@ -266,29 +293,41 @@ describe.each(ALL.map((p) => [p.name, p] as const))('the verification flow over 
     expect(event).toMatchObject({ event_type: 'user.human.email.verified', aggregate_id: IDS.alice, resource_owner: IDS.org });
     expect(await server.running.gh.db.selectFrom('email_codes').selectAll().where('user_id', '=', IDS.alice).execute()).toHaveLength(0);
   });
+
+  it('an administrator sets a user\'s email with returnCode, and verifies it with the returned code', async () => {
+    const set = await protocol.call('set', USERS.erin, SET_RETURN(`erin+${i}@acme.test`), tokens.reporter);
+    expect(set.code).toBeUndefined();
+    const code = String(set.body['verificationCode']);
+    expect(code).toMatch(/^[A-Z0-9]{6}$/);
+    expect(await emailVerified(USERS.erin)).toBe(false);
+    expect((await protocol.call('verify', USERS.erin, { verificationCode: code }, tokens.reporter)).code).toBeUndefined();
+    expect(await emailVerified(USERS.erin)).toBe(true);
+    expect(mailsTo(mailbox.messages, `erin+${i}@acme.test`)).toHaveLength(0);
+  });
 });
 
 describe('sending codes (REST)', () => {
-  it('sendCode writes exactly one outbox row with the rendered link, in the user language, and the code verifies', async () => {
+  it('sendCode writes exactly one outbox row and mails the rendered link, in the user language, and the code verifies', async () => {
+    await server.running.gh.db.updateTable('users').set({ email: 'erin@acme.test', email_verified: false }).where('id', '=', USERS.erin).execute();
     const before = await outboxFor('erin@acme.test');
-    const template = 'https://app.test/verify?user={{.UserID}}&code={{ .Code }}&org={{.OrgID}}';
+    const template = `${APP_ORIGIN}/verify?user={{.UserID}}&code={{ .Code }}&org={{.OrgID}}`;
     const reply = await REST.call('resend', USERS.erin, { sendCode: { urlTemplate: template } }, tokens.alice);
     expect(reply.code).toBeUndefined();
     expect(reply.body['verificationCode']).toBeUndefined();
     expect(reply.body['details']).toMatchObject({ resourceOwner: IDS.org });
     const rows = await outboxFor('erin@acme.test');
     expect(rows).toHaveLength(before.length + 1);
-    const row = rows[rows.length - 1]!;
-    expect(row).toMatchObject({ instance_id: server.running.gh.instanceId, sent_at: null, attempts: 0, subject: 'Bestätige deine E-Mail-Adresse' });
-    const link = /https:\/\/app\.test\/verify\?[^\s]+/.exec(row.text_body)?.[0];
-    expect(link).toBeDefined();
-    const url = new URL(link!);
+    expect(rows[rows.length - 1]).toMatchObject({ instance_id: server.running.gh.instanceId, user_id: USERS.erin, subject: 'Bestätige deine E-Mail-Adresse' });
+    const mail = await nextMailTo('erin@acme.test');
+    expect(mail.headers.get('subject')).toMatch(/^=\?UTF-8\?/i);
+    const { code, link, text, html } = codeMail(mail);
+    const url = new URL(link);
+    expect(url.origin).toBe(APP_ORIGIN);
     expect(url.searchParams.get('user')).toBe(USERS.erin);
     expect(url.searchParams.get('org')).toBe(IDS.org);
-    const code = url.searchParams.get('code')!;
-    expect(code).toMatch(/^[A-Z0-9]{6}$/);
-    expect(row.text_body).toContain(code);
-    expect(row.html_body).toContain(`href="${link!.replaceAll('&', '&amp;')}"`);
+    expect(url.searchParams.get('code')).toBe(code);
+    expect(text).toContain('Dein Bestätigungscode');
+    expect(html).toContain(`href="${link.replaceAll('&', '&amp;')}"`);
     // The code is stored hashed with a salt, never in clear.
     const stored = await server.running.gh.db.selectFrom('email_codes').selectAll().where('user_id', '=', USERS.erin).executeTakeFirstOrThrow();
     expect(stored.code_hash).not.toContain(code);
@@ -304,19 +343,18 @@ describe('sending codes (REST)', () => {
     expect(reply.code).toBeUndefined();
     const rows = await outboxFor('bob@acme.test');
     expect(rows).toHaveLength(before.length + 1);
-    const row = rows[rows.length - 1]!;
-    expect(row.subject).toBe('Verify your email address');
-    const link = new RegExp(`${server.url.replace(/[.]/g, '\\.')}/ui/login/verify-email\\?[^\\s]+`).exec(row.text_body)?.[0];
-    expect(link).toBeDefined();
-    const url = new URL(link!);
+    expect(rows[rows.length - 1]!.subject).toBe('Verify your email address');
+    const mail = await nextMailTo('bob@acme.test');
+    expect(mail.headers.get('subject')).toBe('Verify your email address');
+    const url = new URL(codeMail(mail).link);
+    expect(`${url.origin}${url.pathname}`).toBe(`${server.url}/ui/login/verify-email`);
     expect(url.searchParams.get('userID')).toBe(IDS.bob);
     expect(url.searchParams.get('orgID')).toBe(IDS.org);
-    expect(url.searchParams.get('code')).toMatch(/^[A-Z0-9]{6}$/);
+    expect(url.searchParams.get('code')).toBe(codeMail(mail).code);
     // sendCode without a template takes the same default.
     expect((await REST.call('resend', IDS.bob, { sendCode: {} }, tokens.bob)).code).toBeUndefined();
-    const after = await outboxFor('bob@acme.test');
-    expect(after).toHaveLength(before.length + 2);
-    expect(after[after.length - 1]!.text_body).toContain(`${server.url}/ui/login/verify-email?userID=${IDS.bob}&code=`);
+    expect(await outboxFor('bob@acme.test')).toHaveLength(before.length + 2);
+    expect(codeMail(await nextMailTo('bob@acme.test')).link).toContain(`${server.url}/ui/login/verify-email?userID=${IDS.bob}&code=`);
   });
 
   it('a second resend replaces the code: the old one no longer verifies', async () => {
@@ -364,11 +402,20 @@ describe('sending codes (REST)', () => {
   });
 
   it('SetContactEmail with sendCode mails the new address', async () => {
-    const reply = await REST.call('set', USERS.frank, { email: { address: 'frank.other@acme.test', sendCode: { urlTemplate: 'https://app.test/v/{{.Code}}' } } }, tokens.reporter);
+    const reply = await REST.call('set', USERS.frank, { email: { address: 'frank.other@acme.test', sendCode: { urlTemplate: `${APP_ORIGIN}/v/{{.Code}}` } } }, tokens.reporter);
     expect(reply.code).toBeUndefined();
-    const rows = await outboxFor('frank.other@acme.test');
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.text_body).toMatch(/https:\/\/app\.test\/v\/[A-Z0-9]{6}/);
+    expect(await outboxFor('frank.other@acme.test')).toHaveLength(1);
+    const { code, link } = codeMail(await nextMailTo('frank.other@acme.test'));
+    expect(link).toBe(`${APP_ORIGIN}/v/${code}`);
     expect(await emailVerified(USERS.frank)).toBe(false);
+  });
+
+  it('a template may lead to the origin of any redirect URI of the user\'s organization, or to Gatehouse itself', async () => {
+    const backend = await REST.call('set', USERS.frank, { email: { address: 'frank.third@acme.test', sendCode: { urlTemplate: 'http://localhost:4000/confirm?c={{.Code}}' } } }, tokens.reporter);
+    expect(backend.code).toBeUndefined();
+    expect(codeMail(await nextMailTo('frank.third@acme.test')).link).toMatch(/^http:\/\/localhost:4000\/confirm\?c=[A-Z0-9]{6}$/);
+    const own = await REST.call('resend', USERS.frank, { sendCode: { urlTemplate: `${server.url}/elsewhere/{{.Code}}` } }, tokens.reporter);
+    expect(own.code).toBeUndefined();
+    expect(codeMail(await nextMailTo('frank.third@acme.test')).link).toMatch(new RegExp(`^${server.url}/elsewhere/[A-Z0-9]{6}$`));
   });
 });

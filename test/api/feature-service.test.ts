@@ -14,6 +14,7 @@ import { ErrorDetailSchema } from '../../gen/zitadel/message_pb.js';
 import { createApiHandler } from '../../src/api/handler.ts';
 import { respond } from '../../src/transport/rest/node-types.ts';
 import { apiAudienceScope } from '../../src/config/index.ts';
+import { HashingBusy } from '../../src/domain/crypto.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import type { DB } from '../../src/store/database.ts';
@@ -21,6 +22,7 @@ import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
 const SERVICE = 'gatehouse';
 const API_SCOPE = apiAudienceScope(SERVICE);
+const API_AUDIENCE = 'https://gatehouse.test';
 const instanceId = newId();
 
 // Test fixture for the authenticator the server gets from src/domain: fixed bearer strings.
@@ -32,7 +34,7 @@ function principal(overrides: Partial<Principal>): Principal {
     kind: 'human',
     clientId: 'client-1',
     scopes: new Set(['openid', API_SCOPE]),
-    audience: ['client-1', SERVICE],
+    audience: ['client-1', API_AUDIENCE],
     roles: [],
     tokenId: 'token-1',
     ...overrides,
@@ -42,8 +44,11 @@ const PRINCIPALS: Record<string, Principal> = {
   'owner-token': principal({ userId: 'owner', roles: [{ role: 'IAM_OWNER', orgId: '' }] }),
   'member-token': principal({ userId: 'member', roles: [{ role: 'ORG_OWNER', orgId: 'org-1' }] }),
   'openid-only-token': principal({ userId: 'owner', roles: [{ role: 'IAM_OWNER', orgId: '' }], scopes: new Set(['openid']) }),
+  // the API scope, but an audience without the API (as a token exchange narrows it)
+  'narrowed-token': principal({ userId: 'owner', roles: [{ role: 'IAM_OWNER', orgId: '' }], audience: ['client-1'] }),
 };
 async function authenticate(token: string): Promise<Principal> {
+  if (token === 'busy-token') throw new HashingBusy();
   const found = PRINCIPALS[token];
   if (found === undefined) throw new Error('unknown token');
   return found;
@@ -70,7 +75,7 @@ beforeAll(async () => {
   db = database.db;
   await db.insertInto('instances').values({ id: instanceId, name: 'api test' }).execute();
 
-  const api = createApiHandler({ db, instanceId: () => instanceId, serviceName: SERVICE, maxBodyBytes: MAX_BODY, authenticate });
+  const api = createApiHandler({ db, instanceId: () => instanceId, serviceName: SERVICE, apiAudience: API_AUDIENCE, maxBodyBytes: MAX_BODY, authenticate });
   const listener = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void => {
     void api.handle(req, res).then((handled) => {
       if (!handled) respond(res, 404, { 'content-type': 'text/plain' }, 'not handled');
@@ -159,6 +164,20 @@ describe.each(protocols)('FeatureService over %s', (protocol) => {
     expect(error.findDetails(ErrorDetailSchema)[0]?.id).toBe('AUTH-Scope');
   });
 
+  // issue 9 item 5 / SPEC 10.5: the API scope is not enough, the audience must name the API
+  it('refuses a token whose audience lacks the API with Unauthenticated "invalid audience"', async () => {
+    const error = await rejection(client().getInstanceFeatures({}, bearer('narrowed-token')));
+    expect(error.code).toBe(Code.Unauthenticated);
+    expect(error.rawMessage).toBe('invalid audience');
+    expect(error.findDetails(ErrorDetailSchema)[0]?.id).toBe('AUTH-Audience');
+  });
+
+  it('answers Unavailable with a static message while the password-hashing queue is full', async () => {
+    const error = await rejection(client().getInstanceFeatures({}, bearer('busy-token')));
+    expect(error.code).toBe(Code.Unavailable);
+    expect(error.rawMessage).toBe('the server is busy; try again shortly');
+  });
+
   it.each([
     ['no token', {}],
     ['an unknown token', bearer('nope')],
@@ -231,11 +250,20 @@ describe('FeatureService over REST', () => {
       errorBody(Code.PermissionDenied, 'AUTH-Scope', `token lacks required scope: ${API_SCOPE}`),
       `Bearer error="insufficient_scope", scope="openid ${API_SCOPE}"`,
     ],
+    // issue 9 item 5 / SPEC 10.5
+    ['a token without the API audience', { authorization: 'Bearer narrowed-token' }, 401, errorBody(Code.Unauthenticated, 'AUTH-Audience', 'invalid audience'), 'Bearer error="invalid_token"'],
   ])('answers GET with %s by the error body', async (_name, headers, status, body, challenge) => {
     const response = await call('GET', url(), { headers });
     expect(response.status).toBe(status);
     expect(response.body).toEqual(body);
     expect(response.headers.get('www-authenticate')).toBe(challenge);
+  });
+
+  it('answers 503 with Retry-After and a static body while the password-hashing queue is full (SPEC 10.11)', async () => {
+    const response = await call('GET', url(), { headers: { authorization: 'Bearer busy-token' } });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.body).toEqual(errorBody(Code.Unavailable, 'API-Busy', 'the server is busy; try again shortly'));
   });
 
   it.each([

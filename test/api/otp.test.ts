@@ -1,7 +1,9 @@
 /**
  * AuthService OTP calls (SPEC §3, seed 4.1) against the real server with real user tokens (a code
  * from a browser sign-in, exchanged at the token endpoint): REST with plain fetch, gRPC (h2c),
- * gRPC-web and Connect. Codes are computed with `otpauth` from the returned secret.
+ * gRPC-web and Connect. Codes are computed with `otpauth` from the returned secret. Every token
+ * carries the API audience (SPEC 10.5); removing a ready factor takes a token from a sign-in with
+ * the OTP step (SPEC 10.4).
  */
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
@@ -16,6 +18,9 @@ import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
 
 const REDIRECT_URI = 'http://localhost:3000/callback';
+const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
+/** The amr of a sign-in with password and authenticator app. */
+const WITH_OTP = ['pwd', 'otp', 'mfa'];
 const OTP_PATH = '/auth/v1/users/me/auth_factors/otp';
 let server: TestServer;
 
@@ -25,8 +30,8 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 /** A user access token: sign-in through the domain, then the code exchanged by shop-web. */
-async function userToken(userId: string, scopes = ['openid']): Promise<string> {
-  const issued = await signedInCode(server, { clientId: 'shop-web', redirectUri: REDIRECT_URI, scopes, userId });
+async function userToken(userId: string, scopes = ['openid', API_SCOPE], amr?: string[]): Promise<string> {
+  const issued = await signedInCode(server, { clientId: 'shop-web', redirectUri: REDIRECT_URI, scopes, userId, ...(amr ? { amr } : {}) });
   const reply = await postForm(
     `${server.url}/oauth/v2/token`,
     { grant_type: 'authorization_code', code: issued.code, redirect_uri: REDIRECT_URI },
@@ -126,8 +131,9 @@ describe('over REST', () => {
     expect(reply.status).toBe(200);
     expect(reply.json['details']).toEqual({ sequence: expect.stringMatching(/^\d+$/), changeDate: expect.any(String), resourceOwner: IDS.org });
     expect((await factorRows(IDS.alice))[0]!.state).toBe('ready');
+    // SPEC 10.3: a right code here resets no failure count (only a complete sign-in does)
     const user = await server.running.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow();
-    expect(user.failed_attempts).toBe(0);
+    expect(user.failed_attempts).toBe(1);
     // replay: the step already accepted is refused, the next one is not
     expect(await checkOtpCode(server.running.gh, IDS.alice, code)).toBe('invalid');
     expect(await checkOtpCode(server.running.gh, IDS.alice, codeFor(secret, Date.now() + 30_000))).toBe('valid');
@@ -146,7 +152,15 @@ describe('over REST', () => {
     expect(reply.json).toMatchObject({ code: 6, details: [{ '@type': 'type.googleapis.com/zitadel.v1.ErrorDetail', id: 'AUTH-OTP-Exists' }] });
   });
 
-  it('removes the factor; then remove and verify are 404 NotFound', async () => {
+  it('does not remove the ready factor with a token from a sign-in without it (403)', async () => {
+    const refused = await rest('DELETE', OTP_PATH, token);
+    expect(refused.status).toBe(403);
+    expect(refused.json).toMatchObject({ code: 7, details: [{ id: 'AUTH-OTP-SignInAgain' }] });
+    expect(await factorRows(IDS.alice)).toHaveLength(1);
+  });
+
+  it('removes the factor with a token from a sign-in with it; then remove and verify are 404 NotFound', async () => {
+    token = await userToken(IDS.alice, undefined, WITH_OTP);
     const removed = await rest('DELETE', OTP_PATH, token);
     expect(removed.status).toBe(200);
     expect(removed.json['details']).toMatchObject({ sequence: expect.stringMatching(/^\d+$/), resourceOwner: IDS.org });
@@ -160,13 +174,13 @@ describe('over REST', () => {
   });
 
   it('refuses a machine user with 400 FailedPrecondition', async () => {
-    const reply = await rest('POST', OTP_PATH, await machineToken('openid'), {});
+    const reply = await rest('POST', OTP_PATH, await machineToken(`openid ${API_SCOPE}`), {});
     expect(reply.status).toBe(400);
     expect(reply.json).toMatchObject({ code: 9 });
   });
 
   it('refuses a token without the openid scope with 403 PermissionDenied', async () => {
-    const reply = await rest('POST', OTP_PATH, await userToken(IDS.alice, ['profile']), {});
+    const reply = await rest('POST', OTP_PATH, await userToken(IDS.alice, ['profile', API_SCOPE]), {});
     expect(reply.status).toBe(403);
     expect(reply.json).toMatchObject({ code: 7 });
   });
@@ -233,16 +247,20 @@ describe.each(transports)('over %s', (name, transport) => {
     expect(await codeOf(client.verifyMyAuthFactorOTP({ code: codeFor(added.secret) }, withToken(token)))).toBe(Code.FailedPrecondition);
     expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(token)))).toBe(Code.AlreadyExists);
 
-    const removed = await client.removeMyAuthFactorOTP({}, withToken(token));
+    // SPEC 10.4: the sign-in behind `token` did not use the factor; one that did may remove it
+    expect(await codeOf(client.removeMyAuthFactorOTP({}, withToken(token)))).toBe(Code.PermissionDenied);
+    const withOtp = await userToken(userId, undefined, WITH_OTP);
+    const removed = await client.removeMyAuthFactorOTP({}, withToken(withOtp));
     expect(removed.details?.resourceOwner).toBe(IDS.org);
-    expect(await codeOf(client.removeMyAuthFactorOTP({}, withToken(token)))).toBe(Code.NotFound);
-    expect(await codeOf(client.verifyMyAuthFactorOTP({ code: '123456' }, withToken(token)))).toBe(Code.NotFound);
+    expect(await codeOf(client.removeMyAuthFactorOTP({}, withToken(withOtp)))).toBe(Code.NotFound);
+    expect(await codeOf(client.verifyMyAuthFactorOTP({ code: '123456' }, withToken(withOtp)))).toBe(Code.NotFound);
   });
 
-  it('refuses a machine user with FailedPrecondition and a token without openid with PermissionDenied', async () => {
+  it('refuses a machine user with FailedPrecondition, a token without openid with PermissionDenied, one without the API audience with Unauthenticated', async () => {
     const client = createClient(AuthService, transport());
-    expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(await machineToken('openid'))))).toBe(Code.FailedPrecondition);
-    expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(await userToken(IDS.alice, ['profile']))))).toBe(Code.PermissionDenied);
+    expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(await machineToken(`openid ${API_SCOPE}`))))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(await userToken(IDS.alice, ['profile', API_SCOPE]))))).toBe(Code.PermissionDenied);
+    expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(await userToken(IDS.alice, ['openid']))))).toBe(Code.Unauthenticated);
     expect(await codeOf(client.addMyAuthFactorOTP({}))).toBe(Code.Unauthenticated);
   });
 });

@@ -71,6 +71,32 @@ export class Mailbox {
   }
 }
 
+/** Messages to `address` (case-insensitive) among `messages`. */
+export function mailsTo(messages: readonly ReceivedMail[], address: string): ReceivedMail[] {
+  return messages.filter((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase()));
+}
+
+/** Resolves with the `n`-th message (from 1) to `address` once it has arrived; rejects after `ms`. */
+export async function nthMailTo(mailbox: Mailbox, address: string, n: number, ms = 10_000): Promise<ReceivedMail> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = mailsTo(mailbox.messages, address)[n - 1];
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`expected ${n} messages to ${address} within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The verification code and link of a code mail (English "verification code: X", German "Bestätigungscode: X"). */
+export function codeMail(mail: ReceivedMail): { code: string; link: string; text: string; html: string } {
+  const text = partOf(mail.raw, 'text/plain') ?? '';
+  const html = partOf(mail.raw, 'text/html') ?? '';
+  const code = /code: ([A-Z0-9]{6})\b/.exec(text)?.[1];
+  const link = /^https?:\/\/\S+$/m.exec(text)?.[0];
+  if (code === undefined || link === undefined) throw new Error(`not a code mail: ${text}`);
+  return { code, link, text, html };
+}
+
 function headersOf(raw: string): Map<string, string> {
   const end = raw.indexOf('\r\n\r\n');
   const block = (end === -1 ? raw : raw.slice(0, end)).replace(/\r\n[ \t]+/g, ' ');

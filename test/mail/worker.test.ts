@@ -1,7 +1,7 @@
 /**
  * The mail worker against a real SMTP server (smtp-server) and a real database: delivery with both
  * bodies and a stable Message-ID, SMTP down then back on the same port, two workers on one database,
- * no SMTP configured, and a clean stop.
+ * no SMTP configured, a clean stop, and what stays of a sent mail (SPEC 10.2).
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -99,6 +99,10 @@ test('a queued message is delivered with text and HTML, From, To, Subject and it
   const sent = await row(id);
   expect(sent.last_error).toBeNull();
   expect(sent.attempts).toBe(0);
+  // issue 9 item 13 / SPEC 10.2: a sent mail leaves recipient, subject and times, not its code
+  expect(sent).toMatchObject({ recipient: 'user1@example.test', subject: 'Bestätigen Sie Ihre E-Mail', text_body: '', html_body: '' });
+  expect(sent.created_at).toBeInstanceOf(Date);
+  expect(JSON.stringify(await database.db.selectFrom('outbox').selectAll().execute())).not.toContain('CODE1');
   await new Promise((resolve) => setTimeout(resolve, 1500)); // a later poll does not send it again
   expect(mailbox.messages).toHaveLength(1);
 });
@@ -156,7 +160,8 @@ test('two workers on one database send each row once', async () => {
   }
 });
 
-test('without SMTP the message is logged once (text included) and kept in the outbox', async () => {
+// issue 9 item 13 / SPEC 8 and 10.2: without SMTP, the log line is the delivery; the row stays, its code does not
+test('without SMTP the message is logged once (text included) and kept in the outbox as delivered to the log, without bodies', async () => {
   const instanceId = newId();
   const w = worker(database.db, instanceId, configWith({}));
   const id = await enqueueMail(database.db, mail(instanceId));
@@ -168,15 +173,37 @@ test('without SMTP the message is logged once (text included) and kept in the ou
   expect(logged()[0]).toMatchObject({ level: 30, to: 'user1@example.test', subject: 'Verify your email 1' });
   expect(String(logged()[0]!['text'])).toContain('CODE1');
   const kept = await row(id);
-  expect(kept.sent_at).toBeNull();
-  expect(kept.last_error).toBe(LOGGED_WITHOUT_SMTP);
+  expect(kept).toMatchObject({ recipient: 'user1@example.test', subject: 'Verify your email 1', text_body: '', html_body: '', last_error: LOGGED_WITHOUT_SMTP });
+  expect(kept.sent_at).not.toBeNull();
 
-  // SMTP configured later (a restart): the kept message goes out.
+  // SMTP configured later (a restart): the logged message was delivered already, and is not mailed.
   await w.stop();
   await mailbox.start(0);
-  worker(database.db, instanceId, configWith({ GATEHOUSE_SMTP_URL: mailbox.url }));
-  const [received] = await mailbox.waitFor(1);
-  expect(received!.headers.get('message-id')).toBe(`<${id}@login.example.test>`);
+  worker(database.db, instanceId, configWith({ GATEHOUSE_SMTP_URL: mailbox.url })).kick();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(mailbox.messages).toHaveLength(0);
+});
+
+// issue 9 item 13 / SPEC 10.2: sent rows are pruned after 7 days
+test('sent rows older than 7 days are pruned; newer, unsent and other instances\' rows stay', async () => {
+  await mailbox.start(0);
+  const instanceId = newId();
+  const days = (n: number) => new Date(Date.now() - n * 86400_000);
+  const later = new Date(Date.now() + 3600_000); // not due: the worker leaves it alone
+  const insert = async (instance: string, sentAt: Date | null, createdAt: Date) => {
+    const id = await enqueueMail(database.db, mail(instance));
+    await database.db.updateTable('outbox').set({ sent_at: sentAt, created_at: createdAt, next_attempt_at: later }).where('id', '=', id).execute();
+    return id;
+  };
+  const old = await insert(instanceId, days(8), days(8));
+  const recent = await insert(instanceId, days(6), days(6));
+  const unsent = await insert(instanceId, null, days(9));
+  const foreign = await insert(newId(), days(8), days(8));
+  worker(database.db, instanceId, configWith({ GATEHOUSE_SMTP_URL: mailbox.url })).kick();
+  await until(async () => (await database.db.selectFrom('outbox').select('id').where('id', '=', old).executeTakeFirst()) === undefined, 5000, 'the old row pruned');
+  const left = (await database.db.selectFrom('outbox').select('id').execute()).map((r) => r.id);
+  expect(left.sort()).toEqual([recent, unsent, foreign].sort());
+  expect(mailbox.messages).toHaveLength(0);
 });
 
 test('stop() waits for the send in progress, then polls no more; unsent rows stay for the next start', async () => {

@@ -13,7 +13,7 @@
  * are checked as exact status and body with plain HTTP.
  */
 import * as client from 'openid-client';
-import { createClient } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { createLocalJWKSet, decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
@@ -25,6 +25,7 @@ import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
 import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
+import { codeFor } from '../support/totp.ts';
 
 const TYPE = TOKEN_TYPE;
 const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
@@ -156,7 +157,7 @@ interface SignedIn {
 
 /** The user signs in to shop-exchange in a browser; openid-client exchanges the code. */
 async function signIn(userId: string, scopes: string[], srv: TestServer = server): Promise<SignedIn> {
-  const browser = newBrowserId();
+  const browser = newBrowserId(srv.running.gh.masterKey);
   const issued = await signedInCode(srv, { clientId: EXCHANGE_APP, redirectUri: EXCHANGE_CALLBACK, scopes, userId, browserCookie: browser, pkce: true });
   const tokens = await client.authorizationCodeGrant(await exchangeConfig(srv), issued.callback, {
     expectedState: issued.state,
@@ -694,12 +695,13 @@ describe('odd user ids as subject_token', () => {
 });
 
 describe('the API with an impersonation token', () => {
+  // The API wants its audience in every token (SPEC 10.5): the actor's token carries the API scope, and so does the exchange.
   it('AuthService AddMyAuthFactorOTP adds the factor for the subject, not the actor', async () => {
     const { db } = server.running.gh;
     const factors = (userId: string) => db.selectFrom('otp_factors').select(['user_id', 'state']).where('user_id', '=', userId).execute();
     expect(await factors(USERS.carol)).toEqual([]);
-    const actor = await accessTokenOf(USERS.iamImpersonator);
-    const tokens = await exchange(byUserId(USERS.carol, actor, 'openid', { requested_token_type: TYPE.jwt }));
+    const actor = await accessTokenOf(USERS.iamImpersonator, ['openid', API_SCOPE]);
+    const tokens = await exchange(byUserId(USERS.carol, actor, `openid ${API_SCOPE}`, { requested_token_type: TYPE.jwt }));
 
     const auth = createClient(AuthService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1' }));
     const added = await auth.addMyAuthFactorOTP({}, { headers: { authorization: `Bearer ${tokens.access_token}` } });
@@ -717,6 +719,31 @@ describe('the API with an impersonation token', () => {
       .where('sequence', '=', String(added.details!.sequence))
       .executeTakeFirstOrThrow();
     expect(event).toEqual({ aggregate_id: USERS.carol, creator: USERS.iamImpersonator });
+  });
+
+  // issue 9 item 5 / SPEC 10.4: the amr of an impersonation is the impersonator's sign-in, not the user's
+  it('RemoveMyAuthFactorOTP refuses a token someone acts with, even from a sign-in with an authenticator app', async () => {
+    const { db } = server.running.gh;
+    const issued = await signedInCode(server, {
+      clientId: EXCHANGE_APP,
+      redirectUri: EXCHANGE_CALLBACK,
+      scopes: ['openid', API_SCOPE],
+      userId: USERS.iamImpersonator,
+      pkce: true,
+      amr: ['pwd', 'otp', 'mfa'],
+    });
+    const actor = await client.authorizationCodeGrant(await exchangeConfig(), issued.callback, { expectedState: issued.state, expectedNonce: issued.nonce, pkceCodeVerifier: issued.verifier! });
+    const tokens = await exchange(byUserId(USERS.carol, actor.access_token, `openid ${API_SCOPE}`, { requested_token_type: TYPE.jwt }));
+    expect(decodeJwt(tokens.access_token)['amr']).toEqual(['pwd', 'otp', 'mfa']);
+    const auth = createClient(AuthService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1' }));
+    const headers = { headers: { authorization: `Bearer ${tokens.access_token}` } };
+    const { secret } = await auth.addMyAuthFactorOTP({}, headers); // replaces the unverified one of the test before
+    await auth.verifyMyAuthFactorOTP({ code: codeFor(secret) }, headers);
+    const refused = await auth.removeMyAuthFactorOTP({}, headers).catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.PermissionDenied);
+    expect(await db.selectFrom('otp_factors').select('state').where('user_id', '=', USERS.carol).execute()).toEqual([{ state: 'ready' }]);
+    await db.deleteFrom('otp_factors').where('user_id', '=', USERS.carol).execute();
   });
 });
 

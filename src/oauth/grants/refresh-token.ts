@@ -2,18 +2,21 @@
  * grant_type=refresh_token (RFC 6749 §6, OIDC Core §12; seed §4.5, SPEC §6). Refresh tokens rotate on
  * every use: the presented one is marked used under a row lock and a new one of the same family is
  * issued in the same transaction. Presenting a used one again revokes the whole family (RFC 9700
- * §4.14.2). `scope` may narrow the original grant for this access token, never widen it.
+ * §4.14.2). `scope` may narrow the original grant for this access token, never widen it. A family
+ * from a sign-in without the authenticator app stops once the user has a ready one (SPEC 10.4).
  */
 import type { Gatehouse } from '../../context.ts';
 import { sha256 } from '../../domain/crypto.ts';
 import type { Application } from '../../domain/directory.ts';
+import { sessionMeetsFactors } from '../../domain/otp.ts';
+import { actorChain } from '../../domain/token-user.ts';
 import type { TokenRow } from '../../store/schema.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
 import { checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { stillExchangeable } from './token-exchange.ts';
-import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken } from './user-tokens.ts';
+import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
 
 export const refreshToken: Grant = {
   grantType: 'refresh_token',
@@ -52,6 +55,19 @@ function narrowScopes(original: readonly string[], requested: string[] | undefin
   return requested;
 }
 
+/**
+ * SPEC 10.4: the sign-in that started the family must still prove what the account now requires,
+ * as for browser sessions (sessionMeetsFactors): once an authenticator app is ready, a family from
+ * a sign-in without it (amr without otp) refreshes no more. The sign-in is the impersonator's for
+ * an impersonation (its amr is the actor's), else the subject's.
+ */
+async function signInMeetsFactors(gh: Gatehouse, family: RefreshFamily): Promise<void> {
+  const signedIn = family.impersonation ? actorChain(family.actor)?.[0] : family.subject;
+  if (signedIn === undefined || !(await sessionMeetsFactors(gh.db, { userId: signedIn, amr: family.amr }))) {
+    throw new InvalidGrant('the sign-in of the grant did not use the second factor the user has now');
+  }
+}
+
 type Rotation = { kind: 'rotated'; token: string } | { kind: 'reused' } | { kind: 'revoked' };
 
 /** Marks the token used and stores its successor, in one transaction under a row lock. */
@@ -75,11 +91,12 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const now = new Date();
   const row = await findRefreshToken(gh, token, app, now);
   const family = familyOf(row);
-  const granted = await checkScopes(gh, narrowScopes(family.scopes, requested));
+  const granted = await checkScopes(gh, narrowScopes(family.scopes, requested), app.orgId);
   const user = await activeUser(gh, family.subject);
   if (family.exchangedAs) await stillExchangeable(gh, app, family);
   // an exchanged family's session is its authority's: the subject's, or the impersonator's
   await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);
+  await signInMeetsFactors(gh, family);
   // issue
   const rotation = await rotate(gh, row, now);
   if (rotation.kind === 'reused') return reuseDetected(gh, row);

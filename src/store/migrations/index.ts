@@ -6,6 +6,8 @@ import * as loginUi from './2026_11_22_0003_login_ui.ts';
 import * as otp from './2026_11_22_0004_otp.ts';
 import * as email from './2026_11_22_0005_email.ts';
 import * as tokenExchange from './2026_11_22_0006_token_exchange.ts';
+import * as registration from './2026_11_23_0007_registration.ts';
+import * as mailLimits from './2026_11_23_0008_mail_limits.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -14,4 +16,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_0004_otp': otp,
   '2026_11_22_0005_email': email,
   '2026_11_22_0006_token_exchange': tokenExchange,
+  '2026_11_23_0007_registration': registration,
+  '2026_11_23_0008_mail_limits': mailLimits,
 };
