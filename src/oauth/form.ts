@@ -14,14 +14,24 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 export async function readBody(req: Request, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw new InvalidRequest('request body is too large', 413);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new InvalidRequest('request body is too large', 413);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  // Events, not `for await`: leaving an async iterator early destroys the request and with it the
+  // socket, and the client would see a reset instead of the 413 (the listener drains the rest, SPEC 10.8).
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.off('data', onData).off('end', onEnd).off('error', reject);
+        req.pause();
+        reject(new InvalidRequest('request body is too large', 413));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
 }
 
 export function parseParams(text: string): Map<string, string> {

@@ -4,6 +4,7 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { safeEqual } from '../domain/crypto.ts';
 import { loginRouter } from '../login/routes.ts';
 import { ping } from '../store/database.ts';
 import { AUTHORIZE_CALLBACK_PATH, authorizeEndpoint } from '../oauth/authorize.ts';
@@ -33,6 +34,13 @@ function methodNotAllowed(allowed: string): RequestHandler {
     res.set('Allow', allowed);
     next(new InvalidRequest(`method not allowed; use ${allowed}`, 405));
   };
+}
+
+/** Whether the Authorization header carries the metrics token (always, when none is configured). */
+export function metricsAllowed(token: string | undefined, authorization: string | undefined): boolean {
+  if (token === undefined) return true;
+  const presented = /^Bearer +(\S+)$/i.exec(authorization?.trim() ?? '')?.[1];
+  return presented !== undefined && safeEqual(presented, token);
 }
 
 const API_PREFIXES = ['/v2/', '/v3alpha/', '/auth/v1/', '/zitadel.'];
@@ -79,7 +87,13 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
       () => res.status(503).json({ status: 'unavailable', reason: 'database unreachable' }),
     );
   });
-  app.get('/metrics', (_req, res, next) => {
+  app.get('/metrics', (req, res, next) => {
+    if (!metricsAllowed(gh.config.metricsToken, req.headers.authorization)) {
+      // SPEC 10.14: with GATEHOUSE_METRICS_TOKEN set, only its bearer may read the metrics.
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').set('Cache-Control', 'no-store');
+      res.json({ error: 'unauthorized', error_description: 'metrics need the metrics bearer token' });
+      return;
+    }
     gh.metrics.registry.metrics().then((text) => res.type(gh.metrics.registry.contentType).send(text), next);
   });
 

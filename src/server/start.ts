@@ -22,6 +22,7 @@ import { Tokens } from '../domain/tokens.ts';
 import { createSmtpTransport } from '../mail/smtp.ts';
 import { startMailWorker, type MailWorker } from '../mail/worker.ts';
 import { discoveryDocument } from '../oauth/discovery.ts';
+import { apiAudience } from '../oauth/scopes.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createApp } from './app.ts';
 import { listen, type Listener } from './listen.ts';
@@ -106,6 +107,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     db,
     instanceId: () => instanceId,
     serviceName: config.serviceName,
+    apiAudience: apiAudience(gh), // SPEC 10.5
     maxBodyBytes: config.maxBodyBytes,
     authenticate: bearerAuthenticator(tokens, directory, instanceId),
     changed: () => {
@@ -116,11 +118,14 @@ export async function startServer({ config, log = createLogger(config.logLevel),
   }, (router) => registerServices(router, gh));
 
   const accessLog = log.isLevelEnabled('debug');
+  /** Under https (served here, or behind a proxy that terminates TLS for our https issuer) every response carries HSTS. */
+  const hsts = config.tlsCert !== undefined || config.externalUrl.startsWith('https:');
   /** Metrics and the access log (debug level) for one request; returns its request id. */
   const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
     const started = process.hrtime.bigint();
     const id = requestIdFor(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
+    if (hsts) res.setHeader('strict-transport-security', 'max-age=31536000'); // SPEC 10.14
     res.once('finish', () => {
       const route = routeLabel(req.url ?? '/');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

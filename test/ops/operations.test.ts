@@ -45,6 +45,31 @@ describe('health, readiness and metrics', () => {
   });
 });
 
+// issue 9 item 15 / SPEC 10.14: /metrics is open only to the metrics token once one is configured
+describe('metrics behind GATEHOUSE_METRICS_TOKEN', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(fixture().document, { GATEHOUSE_METRICS_TOKEN: 'metrics-token-7f3a' });
+  });
+  afterAll(() => server.stop());
+
+  it('refuses /metrics without the token, or with another one', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic bWV0cmljczp4' }] as Record<string, string>[]) {
+      const reply = await request(`${server.url}/metrics`, { headers });
+      expect(reply.status).toBe(401);
+      expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(reply.text).not.toContain('gatehouse_http_requests_total');
+    }
+  });
+
+  it('serves /metrics to the token, and sends no HSTS over plain http', async () => {
+    const reply = await request(`${server.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-7f3a' } });
+    expect(reply.status).toBe(200);
+    expect(reply.text).toContain('gatehouse_http_requests_total');
+    expect(reply.headers.get('strict-transport-security')).toBeNull();
+  });
+});
+
 describe('TLS with ALPN on one port', () => {
   let server: TestServer;
   let dir: string;
@@ -78,6 +103,30 @@ describe('TLS with ALPN on one port', () => {
       });
       socket.on('error', reject);
     });
+
+  // issue 9 item 15 / SPEC 10.14: under https every response, HTTP/1.1 or HTTP/2, carries HSTS
+  it('sends Strict-Transport-Security on every response, over HTTP/1.1 and HTTP/2', async () => {
+    const base = `https://127.0.0.1:${server.running.listener.port}`;
+    const https = await import('node:https');
+    const h1 = await new Promise<string | undefined>((resolve, reject) => {
+      https.get(`${base}/nope`, { ca: cert }, (res) => {
+        res.resume();
+        resolve(res.headers['strict-transport-security']);
+      }).on('error', reject);
+    });
+    expect(h1).toBe('max-age=31536000');
+    const http2 = await import('node:http2');
+    const session = http2.connect(base, { ca: cert });
+    const h2 = await new Promise<unknown>((resolve, reject) => {
+      const stream = session.request({ ':path': '/zitadel.feature.v2.FeatureService/GetInstanceFeatures', ':method': 'POST', 'content-type': 'application/grpc' });
+      stream.on('response', (headers) => resolve(headers['strict-transport-security']));
+      stream.on('error', reject);
+      stream.end();
+      stream.resume();
+    });
+    session.close();
+    expect(h2).toBe('max-age=31536000');
+  });
 
   it('chooses h2 for h2-only clients and http/1.1 for browsers that offer both', async () => {
     expect(await alpn(['h2'])).toBe('h2');
