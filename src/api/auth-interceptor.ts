@@ -72,7 +72,10 @@ export function authInterceptor(options: AuthOptions): Interceptor {
       });
     }
     // SPEC 10.5: every call on every service, as ZITADEL's API wants its own project in `aud`.
-    if (!principal.audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
+    // The client's own id is in every token it gets; an application whose client id happens to be
+    // the API audience (the issuer URL) must not get the API that way, without the API scope.
+    const audience = principal.audience.filter((entry) => entry !== principal.clientId);
+    if (!audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
     req.contextValues.set(principalKey, principal);
     return next(req);
   };

@@ -44,7 +44,7 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
     async verifyMyAuthFactorOTP(req, ctx) {
       const user = await humanCaller(ctx);
       const now = new Date();
-      const result = await verifyOtpFactor(gh, user, req.code.trim(), now);
+      const result = await verifyOtpFactor(gh, user, req.code.trim(), now, (trx) => countFailedAttempt(gh, { user, factor: 'otp' }, now, trx));
       switch (result.kind) {
         case 'verified':
           return { details: toDetails(result.details) };
@@ -55,8 +55,7 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
         case 'locked':
           throw lockedError(result.until, now);
         case 'invalid': {
-          const refusal = await countFailedAttempt(gh, { user, factor: 'otp' }, now);
-          if (refusal.kind === 'locked') throw lockedError(refusal.until, now);
+          if (result.refusal.kind === 'locked') throw lockedError(result.refusal.until, now);
           throw apiError(Code.InvalidArgument, 'AUTH-OTP-Invalid', 'the code is invalid');
         }
       }

@@ -4,6 +4,7 @@
  * slice it needs (see the `*Config` types below).
  */
 import path from 'node:path';
+import { parseTrustedProxies, type TrustedProxies } from '../http/client-address.ts';
 
 export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA';
 
@@ -51,6 +52,11 @@ export interface Config {
    * Default 20; 0 turns it off.
    */
   failedAuthRateLimit: number;
+  /**
+   * GATEHOUSE_TRUSTED_PROXIES: IP addresses of reverse proxies trusted to name the client in
+   * X-Forwarded-For, for the per-address limits. Default none: the socket address counts.
+   */
+  trustedProxies: TrustedProxies;
   /** GATEHOUSE_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (SPEC 10.14). */
   metricsToken: string | undefined;
 }
@@ -78,6 +84,14 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
 function text(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function proxies(env: Env): TrustedProxies {
+  try {
+    return parseTrustedProxies(text(env, 'GATEHOUSE_TRUSTED_PROXIES'));
+  } catch (error) {
+    throw new ConfigError(`GATEHOUSE_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -134,7 +148,17 @@ export function loadConfig(env: Env = process.env): Config {
     changePollMs: integer(env, 'GATEHOUSE_CHANGE_POLL_MS', 1000, 50),
     failedAuthRateLimit: integer(env, 'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 20),
     metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
+    trustedProxies: proxies(env),
   };
+}
+
+/**
+ * Whether clients reach Gatehouse over https: TLS served here, or an https external URL behind a
+ * proxy that terminates TLS. Then cookies are Secure and `__Host-` prefixed, and every response
+ * carries HSTS (SPEC 10.7, 10.14).
+ */
+export function servesHttps(config: Pick<Config, 'externalUrl' | 'tlsCert'>): boolean {
+  return config.tlsCert !== undefined || config.externalUrl.startsWith('https:');
 }
 
 /** The reserved scope that adds the Gatehouse API audience (SPEC §6). */

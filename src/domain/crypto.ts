@@ -80,6 +80,8 @@ export function safeEqual(a: string, b: string): boolean {
 
 export class MasterKey {
   readonly #key: Buffer;
+  /** Derived keys by purpose, computed once. */
+  readonly #derived = new Map<string, Buffer>();
 
   constructor(base64: string) {
     const key = Buffer.from(base64, 'base64');
@@ -92,7 +94,9 @@ export class MasterKey {
    * encryption key and purposes cannot stand in for each other (SPEC 10.7: browser cookies, CSRF).
    */
   derive(purpose: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `gatehouse ${purpose}`, 32));
+    let key = this.#derived.get(purpose);
+    if (!key) this.#derived.set(purpose, (key = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `gatehouse ${purpose}`, 32))));
+    return key;
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */

@@ -37,10 +37,10 @@ export class MailLimitReached extends Error {
   readonly retryAfterSeconds: number;
   constructor(scope: 'user' | 'recipient', retryAfterSeconds: number) {
     const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+    // One wording for both limits: telling which one was reached would tell a caller that someone
+    // else had mail sent to an address lately (the per-recipient count spans every user).
     super(
-      scope === 'user'
-        ? `too many verification mails for this user (at most ${CODE_MAILS_PER_USER.limit} an hour): try again in ${minutes} minute(s)`
-        : `too many verification mails to this address (at most ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes): try again in ${minutes} minute(s)`,
+      `too many verification mails (at most ${CODE_MAILS_PER_USER.limit} an hour for a user, ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes to an address): try again in ${minutes} minute(s)`,
     );
     this.scope = scope;
     this.retryAfterSeconds = retryAfterSeconds;

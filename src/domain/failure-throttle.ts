@@ -7,6 +7,13 @@
  * Per process, like the key-set limit: several nodes each allow the limit (the address's total is
  * then nodes × limit), which keeps the check free of database round trips on the hot paths.
  * Only failures count; a correct password or secret is never throttled by its own success.
+ *
+ * Two ways to count. Sign-ins (passwords and one-time passwords, low-entropy and guessed by people)
+ * `take` an attempt before checking it and give it back when it `succeeded`, so a burst of parallel
+ * guesses cannot all pass the check before the first of them has failed. Client authentication
+ * checks `retryAfter` and `recordFailure`s afterwards: busy clients authenticate many times in
+ * parallel from one address, client secrets are generated (not guessed), and a burst of wrong ones
+ * is bounded by the hashing queue (crypto.ts), which answers 503 when full.
  */
 export class FailureThrottle {
   readonly #limit: number;
@@ -27,7 +34,7 @@ export class FailureThrottle {
     return window;
   }
 
-  /** Seconds until the address may try again, or 0 when it may try now. */
+  /** Seconds until the address may try again, or 0 when it may try now (nothing is counted). */
   retryAfter(address: string, now = Date.now()): number {
     if (this.#limit === 0) return 0;
     const window = this.#roll(now);
@@ -35,11 +42,35 @@ export class FailureThrottle {
     return Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000));
   }
 
-  /** Counts one failure of the address. */
+  /** Counts one failure of the address (after the work: for callers whose bursts are bounded otherwise). */
   recordFailure(address: string, now = Date.now()): void {
     if (this.#limit === 0) return;
     this.#roll(now);
     this.#counts.set(address, (this.#counts.get(address) ?? 0) + 1);
+  }
+
+  /**
+   * Takes one attempt for the address: the seconds until it may try again when it is at its limit
+   * (nothing is taken then), else 0 with the attempt counted. The attempt is counted *before* the
+   * work, so that parallel requests cannot all pass the check before any of them has failed; a
+   * successful attempt gives its count back with `succeeded`, so only failures stay counted.
+   */
+  take(address: string, now = Date.now()): number {
+    if (this.#limit === 0) return 0;
+    const window = this.#roll(now);
+    const count = this.#counts.get(address) ?? 0;
+    if (count >= this.#limit) return Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000));
+    this.#counts.set(address, count + 1);
+    return 0;
+  }
+
+  /** The attempt taken for the address succeeded: it does not count as a failure. */
+  succeeded(address: string, now = Date.now()): void {
+    if (this.#limit === 0) return;
+    this.#roll(now);
+    const count = this.#counts.get(address) ?? 0;
+    if (count <= 1) this.#counts.delete(address);
+    else this.#counts.set(address, count - 1);
   }
 }
 

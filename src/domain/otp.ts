@@ -10,7 +10,9 @@
  */
 import { HOTP, Secret } from 'otpauth';
 import type { Gatehouse } from '../context.ts';
+import type { Transaction } from 'kysely';
 import type { DB } from '../store/database.ts';
+import type { Database } from '../store/schema.ts';
 import { safeEqual } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 
@@ -38,12 +40,12 @@ export interface AddedOtp {
 }
 
 export type AddOtpResult = { kind: 'added'; otp: AddedOtp } | { kind: 'exists' };
-export type VerifyOtpResult =
+export type VerifyOtpResult<R> =
   | { kind: 'verified'; details: ChangeDetails }
   | { kind: 'not_found' }
   | { kind: 'already_ready' }
   | { kind: 'locked'; until: Date }
-  | { kind: 'invalid' };
+  | { kind: 'invalid'; refusal: R };
 export type RemoveOtpResult = { kind: 'removed'; details: ChangeDetails } | { kind: 'not_found' } | { kind: 'needs_otp_sign_in' };
 
 /** RFC 8176 `amr` value of a sign-in that used the authenticator app. */
@@ -119,15 +121,22 @@ export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date(
  * Makes the unverified factor ready with a valid code. `locked` while the user is locked out (wrong
  * codes count towards it, see the caller); `invalid` for a wrong, expired or replayed code.
  */
-export async function verifyOtpFactor(gh: Gatehouse, user: OtpUser, code: string, now = new Date()): Promise<VerifyOtpResult> {
-  return gh.db.transaction().execute(async (trx) => {
+export async function verifyOtpFactor<R>(
+  gh: Gatehouse,
+  user: OtpUser,
+  code: string,
+  now: Date,
+  /** Counts a wrong code, in the transaction that holds the user's row lock (SPEC 10.3). */
+  refuse: (trx: Transaction<Database>) => Promise<R>,
+): Promise<VerifyOtpResult<R>> {
+  return gh.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
     const account = await trx.selectFrom('users').select('locked_until').where('id', '=', user.id).forUpdate().executeTakeFirstOrThrow();
     const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', user.id).executeTakeFirst();
     if (!factor) return { kind: 'not_found' } as const;
     if (factor.state === 'ready') return { kind: 'already_ready' } as const;
     if (account.locked_until && account.locked_until > now) return { kind: 'locked', until: account.locked_until } as const;
     const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
-    if (step === undefined) return { kind: 'invalid' } as const;
+    if (step === undefined) return { kind: 'invalid', refusal: await refuse(trx) };
     await trx.updateTable('otp_factors').set({ state: 'ready', last_step: step, changed_at: now }).where('user_id', '=', user.id).execute();
     const details = await appendEvent(trx, {
       instanceId: gh.instanceId,
@@ -176,14 +185,28 @@ export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
  * Checks a code against the user's ready factor and, when it is valid, records its step so that it
  * cannot be used again (the factor row is locked, so two concurrent uses of one code see each other).
  */
-export async function checkOtpCode(gh: Gatehouse, userId: string, code: string, now = new Date()): Promise<'valid' | 'invalid'> {
-  return gh.db.transaction().execute(async (trx) => {
+export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date } | { kind: 'refused'; refusal: R };
+
+/**
+ * Checks a one-time password at sign-in. SPEC 10.3: under the user's row lock, the lock is read
+ * again and a wrong code is counted (`refuse`, in the same transaction) before the next check of
+ * the same user may start, so parallel guesses cannot all pass the lockout check first.
+ */
+export async function checkOtpCode<R>(
+  gh: Gatehouse,
+  userId: string,
+  code: string,
+  now: Date,
+  refuse: (trx: Transaction<Database>) => Promise<R>,
+): Promise<OtpCodeCheck<R>> {
+  return gh.db.transaction().execute(async (trx): Promise<OtpCodeCheck<R>> => {
+    const account = await trx.selectFrom('users').select('locked_until').where('id', '=', userId).forUpdate().executeTakeFirst();
+    if (account?.locked_until && account.locked_until > now) return { kind: 'locked', until: account.locked_until };
     const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', userId).where('state', '=', 'ready').forUpdate().executeTakeFirst();
-    if (!factor) return 'invalid';
-    const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
-    if (step === undefined) return 'invalid';
+    const step = factor ? matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
+    if (step === undefined) return { kind: 'refused', refusal: await refuse(trx) };
     await trx.updateTable('otp_factors').set({ last_step: step, changed_at: now }).where('user_id', '=', userId).execute();
-    return 'valid';
+    return { kind: 'valid' };
   });
 }
 

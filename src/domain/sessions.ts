@@ -20,15 +20,8 @@ export const BROWSER_COOKIE = 'gh_browser';
 /** 256 random bits and a 256-bit HMAC, base64url: what a well-formed cookie value looks like. */
 const BROWSER_ID = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 
-const keys = new WeakMap<MasterKey, Buffer>();
-function browserKey(masterKey: MasterKey): Buffer {
-  let key = keys.get(masterKey);
-  if (!key) keys.set(masterKey, (key = masterKey.derive('browser cookie')));
-  return key;
-}
-
 function macOf(masterKey: MasterKey, random: string): Buffer {
-  return createHmac('sha256', browserKey(masterKey)).update(random).digest();
+  return createHmac('sha256', masterKey.derive('browser cookie')).update(random).digest();
 }
 
 /** A new browser id, issued by this server (SPEC 10.7). */

@@ -13,12 +13,8 @@ import { browserCookie, browserValueOf } from '../oauth/browser.ts';
 
 export const CSRF_FIELD = 'csrfToken';
 
-const keys = new WeakMap<MasterKey, Buffer>();
-
 function tokenOf(masterKey: MasterKey, browserValue: string): string {
-  let key = keys.get(masterKey);
-  if (!key) keys.set(masterKey, (key = masterKey.derive('login csrf')));
-  return createHmac('sha256', key).update(browserValue).digest('base64url');
+  return createHmac('sha256', masterKey.derive('login csrf')).update(browserValue).digest('base64url');
 }
 
 /**

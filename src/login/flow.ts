@@ -4,6 +4,7 @@
  * page), picks the language, and for forms checks the CSRF token first.
  */
 import type { Request, Response } from 'express';
+import { limitKeyOf } from '../http/client-address.ts';
 import type { Gatehouse } from '../context.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
 import { AUTHORIZE_CALLBACK_PATH } from '../oauth/authorize.ts';
@@ -43,9 +44,9 @@ export function stepPath(step: StepName, requestId: string): string {
   return `${stepAction(step)}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
 }
 
-/** The address failed sign-ins are counted against (SPEC 10.11); Gatehouse trusts no proxy headers. */
-export function clientAddress(req: Request): string {
-  return req.socket.remoteAddress ?? 'unknown';
+/** The key failed sign-ins are counted against (SPEC 10.11; http/client-address.ts). */
+export function clientAddress(gh: Gatehouse, req: Request): string {
+  return limitKeyOf(req, gh.config.trustedProxies);
 }
 
 function queryOf(req: Request): Map<string, string> {

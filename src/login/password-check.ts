@@ -11,7 +11,9 @@
 import type { Gatehouse } from '../context.ts';
 import { decoyVerify, verifySecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
-import { countFailedPassword, type PasswordAttempt } from './store.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.ts';
+import { countFailedPassword, userLock, type PasswordAttempt } from './store.ts';
 
 /** Consecutive failed passwords or OTP codes that lock a user. SPEC §7 (10); a constant until it is configurable. */
 export const LOCKOUT_THRESHOLD = 10;
@@ -38,15 +40,23 @@ export interface PasswordInput {
 /** Checks `password` for the user the request's login name named. */
 export async function checkPassword(gh: Gatehouse, input: PasswordInput, now = new Date()): Promise<PasswordCheck> {
   const { requestId, user, password, address } = input;
-  const wait = gh.throttle.retryAfter(address, now.getTime());
+  // Taken before the hash and given back when right, so parallel guesses cannot outrun the limit.
+  const wait = gh.throttle.take(address, now.getTime());
   if (wait > 0) return { kind: 'throttled', retryAfterSeconds: wait };
 
-  const matches = user?.passwordHash ? await verifySecret(user.passwordHash, password) : await decoyVerify(password);
+  let matches: boolean;
+  try {
+    matches = user?.passwordHash ? await verifySecret(user.passwordHash, password) : await decoyVerify(password);
+  } catch (error) {
+    gh.throttle.succeeded(address, now.getTime()); // HashingBusy: nothing was checked
+    throw error;
+  }
   const right = user !== undefined && matches && user.state === 'active';
-  const lockedUntil = user?.lockedUntil && user.lockedUntil > now ? user.lockedUntil : undefined;
+  // Re-read after the hash: a lock set by guesses that finished meanwhile must hold for this one too.
+  const lockedUntil = right ? await currentLock(gh, user.id, now) : user?.lockedUntil && user.lockedUntil > now ? user.lockedUntil : undefined;
+  if (right) gh.throttle.succeeded(address, now.getTime()); // a right password is no failure, locked or not
   if (right && lockedUntil === undefined) return { kind: 'valid', userId: user.id };
 
-  gh.throttle.recordFailure(address, now.getTime());
   if (user && lockedUntil !== undefined) {
     // Counted on the request only (the same write as any refusal): failures during a lock do not
     // extend it, so a stranger's guesses cannot keep an account locked for ever.
@@ -61,6 +71,12 @@ export async function checkPassword(gh: Gatehouse, input: PasswordInput, now = n
   return { kind: 'invalid' };
 }
 
+/** The user's lock as it stands now, if it has not expired. */
+async function currentLock(gh: Gatehouse, userId: string, now: Date): Promise<Date | undefined> {
+  const lockedUntil = await userLock(gh.db, userId);
+  return lockedUntil && lockedUntil > now ? lockedUntil : undefined;
+}
+
 export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date };
 
 /**
@@ -72,18 +88,20 @@ export async function countFailedAttempt(
   gh: Gatehouse,
   input: { requestId?: string | undefined; user: { id: string; orgId: string } | undefined; factor: 'password' | 'otp' },
   now = new Date(),
+  /** The transaction that holds the user's row lock, when the caller checked the code under it. */
+  db: Gatehouse['db'] | Transaction<Database> = gh.db,
 ): Promise<AttemptRefusal> {
   const { requestId, user, factor } = input;
   const lockUntil = new Date(now.getTime() + LOCKOUT_SECONDS * 1000);
   const lockedUntil =
     requestId !== undefined
-      ? await countFailedPassword(gh.db, { requestId, userId: user?.id, threshold: LOCKOUT_THRESHOLD, lockUntil })
+      ? await countFailedPassword(db, { requestId, userId: user?.id, threshold: LOCKOUT_THRESHOLD, lockUntil })
       : user
-        ? await countUserFailure(gh, user.id, lockUntil)
+        ? await countUserFailure(db, user.id, lockUntil)
         : null;
   gh.log.info({ event: 'login.failed', factor, authRequestId: requestId, userId: user?.id }, `${factor} refused`);
   if (user && lockedUntil && lockedUntil > now) {
-    await appendEvent(gh.db, {
+    await appendEvent(db, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
       aggregateId: user.id,
@@ -103,8 +121,7 @@ export async function countFailedAttempt(
  * WITH statements to completion whether or not the main statement touches a row), so the lock it
  * may have set is read back afterwards.
  */
-async function countUserFailure(gh: Gatehouse, userId: string, lockUntil: Date): Promise<Date | null> {
-  await countFailedPassword(gh.db, { requestId: '', userId, threshold: LOCKOUT_THRESHOLD, lockUntil });
-  const row = await gh.db.selectFrom('users').select('locked_until').where('id', '=', userId).executeTakeFirst();
-  return row?.locked_until ?? null;
+async function countUserFailure(db: Gatehouse['db'] | Transaction<Database>, userId: string, lockUntil: Date): Promise<Date | null> {
+  await countFailedPassword(db, { requestId: '', userId, threshold: LOCKOUT_THRESHOLD, lockUntil });
+  return userLock(db, userId);
 }

@@ -109,11 +109,13 @@ export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: A
 
 /**
  * RFC 7523 §3 item 7, SPEC 10.9: one use per assertion while it is valid, known by its signer and
- * jti, or by its SHA-256 when it has no jti. The id is hashed so that any jti fits the index; the
+ * jti, or by the SHA-256 of its signing input (header.payload) when it has no jti: the signature part
+ * can be written several ways that all verify (base64url's unused trailing bits; ECDSA's (r, n−s)),
+ * but the signing input cannot change without breaking the signature. The id is hashed so that any jti fits the index; the
  * row outlives the assertion's last accepted second (exp plus the clock tolerance).
  */
 async function acceptOnce(db: DB, assertion: string, payload: JWTPayload, rules: AssertionRules): Promise<void> {
-  const mark = typeof payload.jti === 'string' && payload.jti !== '' ? `jti ${sha256(payload.jti)}` : `jwt ${sha256(assertion)}`;
+  const mark = typeof payload.jti === 'string' && payload.jti !== '' ? `jti ${sha256(payload.jti)}` : `jwt ${sha256(assertion.slice(0, assertion.lastIndexOf('.')))}`;
   const inserted = await db
     .insertInto('used_assertions')
     .values({ id: `${rules.party}\n${mark}`, expires_at: new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000) })

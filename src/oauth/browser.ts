@@ -8,13 +8,14 @@
  * cannot set, so nobody but this origin can plant one.
  */
 import type { Request, Response } from 'express';
+import { servesHttps } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
 import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, moveBrowser, newBrowserId } from '../domain/sessions.ts';
 
 const ONE_YEAR_SECONDS = 365 * 86400;
 
 function secure(gh: Gatehouse): boolean {
-  return gh.config.externalUrl.startsWith('https:');
+  return servesHttps(gh.config);
 }
 
 /** The cookie's name: `__Host-` prefixed under https (RFC 6265bis §4.1.3.2). */

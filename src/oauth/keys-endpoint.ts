@@ -4,6 +4,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { limitKeyOf } from '../http/client-address.ts';
 
 /** A fixed one-minute window per client address. */
 export class RateLimiter {
@@ -32,7 +33,7 @@ export class RateLimiter {
 export function keysEndpoint(gh: Gatehouse) {
   const limiter = new RateLimiter(gh.config.keysRateLimit);
   return (req: Request, res: Response): void => {
-    const wait = limiter.take(req.socket.remoteAddress ?? 'unknown');
+    const wait = limiter.take(limitKeyOf(req, gh.config.trustedProxies));
     if (wait > 0) {
       res.status(429).set('Retry-After', String(wait)).set('Cache-Control', 'no-store').type('application/json');
       res.end('{"error":"rate_limited","error_description":"too many key set requests; cache the key set"}');

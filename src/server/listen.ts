@@ -109,8 +109,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     if (!req.complete) {
       const deadline = setTimeout(() => {
         if (req.complete) return;
-        if (!res.headersSent) res.writeHead(408, { 'content-type': 'application/json' }).end('{"error":"request_timeout","error_description":"the request did not arrive in time"}');
-        req.stream.close(http2.constants.NGHTTP2_CANCEL);
+        const cancel = () => req.stream.close(http2.constants.NGHTTP2_CANCEL); // stop the body coming
+        if (res.headersSent) return cancel();
+        res.once('finish', cancel); // after the 408 is out, or the client would never read it
+        res.writeHead(408, { 'content-type': 'application/json' }).end('{"error":"request_timeout","error_description":"the request did not arrive in time"}');
       }, limits.requestMs);
       deadline.unref();
       req.once('end', () => clearTimeout(deadline));

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { createApiHandler } from '../api/handler.ts';
 import { registerServices } from '../api/services.ts';
-import type { Config } from '../config/index.ts';
+import { servesHttps, type Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
 import { bearerAuthenticator } from '../domain/authenticate.ts';
 import { MasterKey } from '../domain/crypto.ts';
@@ -118,8 +118,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
   }, (router) => registerServices(router, gh));
 
   const accessLog = log.isLevelEnabled('debug');
-  /** Under https (served here, or behind a proxy that terminates TLS for our https issuer) every response carries HSTS. */
-  const hsts = config.tlsCert !== undefined || config.externalUrl.startsWith('https:');
+  const hsts = servesHttps(config); // SPEC 10.14: under https every response carries HSTS
   /** Metrics and the access log (debug level) for one request; returns its request id. */
   const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
     const started = process.hrtime.bigint();

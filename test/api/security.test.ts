@@ -9,6 +9,7 @@ import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { freePort } from '../support/ports.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
 import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
@@ -56,8 +57,18 @@ function document(): Record<string, unknown> {
   return { ...doc, features: { oidcTokenExchange: true } };
 }
 
+/** An application whose client id is the issuer URL, which is also the API audience (set in beforeAll). */
+const ISSUER_NAMED: App = { clientId: '', secret: 'issuer-named-secret', redirectUri: 'http://localhost:3000/issuer-named' };
+
 beforeAll(async () => {
-  server = await startTestServer(document());
+  const port = await freePort();
+  ISSUER_NAMED.clientId = `http://127.0.0.1:${port}`;
+  const doc = document() as { orgs: Array<{ projects: Array<{ apps: unknown[] }> }> };
+  doc.orgs[0]!.projects[0]!.apps.push({
+    name: 'issuer-named', clientId: ISSUER_NAMED.clientId, clientSecret: ISSUER_NAMED.secret, authMethod: 'client_secret_basic',
+    redirectUris: [ISSUER_NAMED.redirectUri], responseTypes: ['code'], grantTypes: ['authorization_code'], accessTokenType: 'jwt', devMode: true,
+  });
+  server = await startTestServer(doc, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: ISSUER_NAMED.clientId });
 });
 afterAll(() => server.stop());
 
@@ -189,6 +200,15 @@ describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
     const grpc = await failure(createClient(AuthService, createGrpcTransport({ baseUrl: server.url })).addMyAuthFactorOTP({}, { headers: { authorization: `Bearer ${foreign}` } }));
     expect(grpc.code).toBe(Code.Unauthenticated);
     expect(grpc.rawMessage).toBe('invalid audience');
+  });
+
+  // review of issue 9 (L1) / SPEC 10.5: a client id equal to the API audience does not stand in for it
+  it('refuses a token of an application whose client id is the API audience, asked with openid alone', async () => {
+    const token = await tokenOf(USERS.eve, ['openid'], ISSUER_NAMED);
+    const reply = await rest('POST', OTP_PATH, token, {});
+    expect(reply.status).toBe(401);
+    expect(reply.json).toMatchObject({ message: 'invalid audience' });
+    expect(await factorOf(USERS.eve)).toBeUndefined();
   });
 
   // issue 9 item 5 / SPEC 10.4, 10.5: a foreign token removes no factor, whatever its sign-in

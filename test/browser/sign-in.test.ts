@@ -203,7 +203,7 @@ maybe('sign-in in a real browser', () => {
     const secret = added.otp.secret;
     // verified with the previous step's code, so that the current step is still unused for the login
     const earlier = Date.now() - 30_000;
-    expect((await verifyOtpFactor(gh, bob, codeFor(secret, earlier))).kind).toBe('verified');
+    expect((await verifyOtpFactor(gh, bob, codeFor(secret, earlier), new Date(), async () => undefined)).kind).toBe('verified');
 
     const config = await relyingParty('shop-web', client.ClientSecretBasic(SECRETS.web));
     const url = client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: 'openid', state: 'otp' });

@@ -88,7 +88,7 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
     const added = await addOtpFactor(ls.gh, user);
     if (added.kind !== 'added') throw new Error('factor exists');
     const past = new Date(Date.now() - 60_000);
-    expect((await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past)).kind).toBe('verified');
+    expect((await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past, async () => undefined)).kind).toBe('verified');
     const wrong = wrongCode(added.otp.secret);
 
     const b = new Browser(ls.base);
@@ -118,7 +118,7 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
     const added = await addOtpFactor(ls.gh, user);
     if (added.kind !== 'added') throw new Error('factor exists');
     const past = new Date(Date.now() - 60_000);
-    await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past);
+    await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past, async () => undefined);
 
     const b = new Browser(ls.base);
     const request = await authRequest(ls.gh, b);
@@ -128,6 +128,27 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
     expect((await userRow(userId)).failed_attempts).toBe(3); // a right password alone does not reset
     expect(await submit(b, 'otp', request.id, { code: codeFor(added.otp.secret) })).toMatchObject({ status: 303, location: callbackOf(request.id) });
     expect((await userRow(userId)).failed_attempts).toBe(0);
+  });
+
+  // review of issue 9 (H1) / SPEC 10.3: guesses sent in parallel do not all pass the lock check first
+  it('counts parallel wrong codes one after another: 15 at once check at most 10 codes', async () => {
+    const userId = await addHuman(ls.gh, { userName: 'quentin', password: 'Quentin-pass-12' });
+    const user = { id: userId, orgId: IDS.org, loginName: 'quentin@acme.test' };
+    const added = await addOtpFactor(ls.gh, user);
+    if (added.kind !== 'added') throw new Error('factor exists');
+    const past = new Date(Date.now() - 60_000);
+    await verifyOtpFactor(ls.gh, user, codeFor(added.otp.secret, past.getTime()), past, async () => undefined);
+    const wrong = wrongCode(added.otp.secret);
+
+    const b = new Browser(ls.base);
+    const request = await authRequest(ls.gh, b);
+    expect(await signIn(b, request.id, 'quentin', 'Quentin-pass-12')).toMatchObject({ status: 303, location: stepOf('otp', request.id) });
+    const answers = await Promise.all(Array.from({ length: 15 }, () => submit(b, 'otp', request.id, { code: wrong })));
+    const incorrect = answers.filter((a) => a.text.includes('The code is incorrect or has expired.')).length;
+    const locked = answers.filter((a) => a.text.includes('this account is locked')).length;
+    expect(incorrect).toBe(9); // the 10th locks, and every guess after it meets the lock unchecked
+    expect(locked).toBe(6);
+    expect((await userRow(userId)).locked_until!.getTime()).toBeGreaterThan(Date.now());
   });
 });
 
@@ -311,6 +332,28 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
       expect((await strict.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow()).failed_attempts).toBe(0);
     }, 60_000);
   });
+
+  describe('guesses sent in parallel', () => {
+    let strict: LoginServer;
+    beforeAll(async () => {
+      strict = await startLoginServer();
+    });
+    afterAll(() => strict?.stop());
+
+    // review of issue 9 (H1) / SPEC 10.11: an attempt counts from the moment it is taken, not once it failed
+    it('checks at most 20 of 30 wrong passwords sent at once; the rest are 429 unchecked', async () => {
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+      const b = new Browser(strict.base);
+      const request = await authRequest(strict.gh, b);
+      await submit(b, 'login', request.id, { loginName: 'nobody@acme.test' });
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(b, 'password', request.id, { password: `wrong-${i}` })));
+      expect(answers.filter((a) => a.status === 400)).toHaveLength(20);
+      expect(answers.filter((a) => a.status === 429)).toHaveLength(10);
+      const row = await strict.gh.db.selectFrom('auth_requests').select('failed_passwords').where('id', '=', request.id).executeTakeFirstOrThrow();
+      expect(row.failed_passwords).toBe(20);
+    }, 60_000);
+  });
 });
 
 describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
@@ -341,6 +384,30 @@ describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
     const after = new Browser(ls.base);
     const second = await authRequest(ls.gh, after);
     expect(await signIn(after, second.id, 'olga', 'Olga-pass-12')).toMatchObject({ status: 303, location: callbackOf(second.id) });
+  });
+
+  describe('probing user names', () => {
+    let strict: LoginServer;
+    beforeAll(async () => {
+      strict = await startLoginServer();
+    });
+    afterAll(() => strict?.stop());
+
+    // review of issue 9 (M3) / SPEC 10.11-10.12: "taken" answers name users instance-wide, so they are throttled
+    it('counts "taken" answers with failed sign-ins: the 21st probe of a minute is 429', async () => {
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+      const b = new Browser(strict.base);
+      const request = await authRequest(strict.gh, b, { prompt: ['create'] });
+      const csrf = csrfIn((await b.get(stepOf('register', request.id))).text);
+      const probe = (userName: string) => b.post('/ui/login/register', { authRequestID: request.id, csrfToken: csrf, ...valid, userName });
+      for (let i = 0; i < 20; i++) expect((await probe('alice')).status).toBe(400);
+      const throttled = await probe('alice');
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(throttled.text).toContain('Please wait');
+      expect(throttled.text).not.toContain('This user name is taken');
+    }, 60_000);
   });
 
   describe('switched off in the bootstrap file', () => {

@@ -275,6 +275,20 @@ describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
     expect(replay.status).toBe(400);
     expect(replay.json).toEqual(INVALID_GRANT);
   });
+
+  // review of issue 9 (M1): the signature has spellings that all verify; the signing input has one
+  it('an assertion without jti replayed with its signature spelt otherwise is refused', async () => {
+    // iat a few seconds back: unlike the previous test's assertion (deterministic RS256 signs the same payload alike)
+    const jwt = await assertion({ jti: null, iat: Math.floor(Date.now() / 1000) - 7 });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(jwt.at(-1)!);
+    const respelt = jwt.slice(0, -1) + alphabet[last ^ 1]; // a 256-byte RS256 signature leaves 4 unused bits in its last character
+    expect(respelt).not.toBe(jwt);
+    expect((await grant(respelt)).access_token).toEqual(expect.any(String));
+    const replay = await postForm(tokenUrl, { grant_type: JWT_BEARER, assertion: jwt, scope: 'openid' });
+    expect(replay.status).toBe(400);
+    expect(replay.json).toEqual(INVALID_GRANT);
+  });
 });
 
 describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', () => {

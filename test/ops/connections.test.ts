@@ -164,7 +164,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     });
     clearInterval(timer);
     session.destroy();
-    expect(['408', 'closed']).toContain(outcome);
+    expect(outcome).toBe('408');
   });
 
   it('answers 413 so that a Node client uploading 5 MB reads it, then closes', async () => {

@@ -16,7 +16,7 @@ import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
-import { countFailedAttempt } from '../password-check.ts';
+import { countFailedAttempt, type AttemptRefusal } from '../password-check.ts';
 
 /** Longer than any code: a longer input is refused without checking. */
 const MAX_CODE_LENGTH = 16;
@@ -80,25 +80,35 @@ export function otpStep(gh: Gatehouse) {
       if (!pending) return goToStep(gh, res, 'login', request.id);
       const { loginName, user } = pending;
       const now = new Date();
-      const address = clientAddress(req);
-      const wait = gh.throttle.retryAfter(address, now.getTime());
+      const address = clientAddress(gh, req);
+      // Taken before the check and given back on success (SPEC 10.11): parallel guesses count at once.
+      const wait = gh.throttle.take(address, now.getTime());
       if (wait > 0) {
         res.set('Retry-After', String(wait));
         return render(res, step, 429, loginName, { alert: m.throttled(wait) });
       }
-      // Whoever is here knew the password of this user in this request: the lock may be told.
-      if (user.lockedUntil && user.lockedUntil > now) return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(user.lockedUntil, now)) });
       const code = (step.form.get('code') ?? '').replace(/\s+/g, '');
-      if (code === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
-
-      // A user deactivated since the password step is refused like a wrong code (as the password step does).
-      const valid = user.active && code.length <= MAX_CODE_LENGTH && (await checkOtpCode(gh, user.id, code, now)) === 'valid';
-      if (!valid) {
-        gh.throttle.recordFailure(address, now.getTime());
-        const refusal = await countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now);
+      if (code === '') {
+        gh.throttle.succeeded(address, now.getTime());
+        return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
+      }
+      const refused = async (refusal: AttemptRefusal) => {
         if (refusal.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(refusal.until, now)) });
         return render(res, step, 400, loginName, { alert: m.invalidOtp });
+      };
+      // A user deactivated since the password step is refused like a wrong code (as the password step does).
+      if (!user.active || code.length > MAX_CODE_LENGTH) {
+        return refused(await countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now));
       }
+      // The lock is read, the code checked and a failure counted under the user's row lock (SPEC 10.3).
+      // Whoever is here knew the password of this user in this request: the lock may be told.
+      const check = await checkOtpCode(gh, user.id, code, now, (trx) => countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now, trx));
+      if (check.kind === 'locked') {
+        gh.throttle.succeeded(address, now.getTime()); // nothing was guessed
+        return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until, now)) });
+      }
+      if (check.kind === 'refused') return refused(check.refusal);
+      gh.throttle.succeeded(address, now.getTime());
       await gh.db.updateTable('auth_requests').set({ otp_pending_user_id: null }).where('id', '=', request.id).execute();
       await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
     },

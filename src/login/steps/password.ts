@@ -57,7 +57,7 @@ export function passwordStep(gh: Gatehouse) {
       if (password === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
       if ([...password].length > PASSWORD_MAX_LENGTH) return render(res, step, 400, loginName, { alert: m.invalidCredentials });
 
-      const check = await checkPassword(gh, { requestId: request.id, user, password, address: clientAddress(req) });
+      const check = await checkPassword(gh, { requestId: request.id, user, password, address: clientAddress(gh, req) });
       if (check.kind === 'throttled') {
         res.set('Retry-After', String(check.retryAfterSeconds));
         return render(res, step, 429, loginName, { alert: m.throttled(check.retryAfterSeconds) });

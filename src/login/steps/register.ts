@@ -7,7 +7,7 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
 import type { Messages } from '../messages.ts';
@@ -55,7 +55,7 @@ function validate(m: Messages, v: Values): Problems {
   return problems;
 }
 
-function render(res: Response, step: Step, status: number, v: Partial<Values>, problems: Problems = {}): void {
+function render(res: Response, step: Step, status: number, v: Partial<Values>, problems: Problems = {}, alert?: string): void {
   const { m, request } = step;
   const policy = html`<p>${m.policyIntro}</p>
 <ul class="policy">${POLICY_RULES.map((rule) => html`<li>${m.policy[rule]}</li>`)}</ul>`;
@@ -73,7 +73,7 @@ ${button(m.createAccount)}
 <nav class="links">
 ${link(stepPath('login', request.id), m.haveAccount)}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.registerTitle, alert: first ? m.fixFields : undefined, body }));
+  sendStep(res, step, status, page({ m, title: m.registerTitle, alert: alert ?? (first ? m.fixFields : undefined), body }));
 }
 
 /** SPEC 10.12: registration switched off: say so, and offer the way to sign in instead. */
@@ -103,8 +103,20 @@ export function registerStep(gh: Gatehouse) {
       const problems = validate(m, values);
       if (Object.keys(problems).length > 0) return render(res, step, 400, values, problems);
 
-      const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang });
+      // "taken" answers tell which user names exist across the instance (SPEC 10.12 makes them
+      // instance-wide), at no hashing cost: they count with failed sign-ins per address (SPEC 10.11).
+      const address = clientAddress(gh, req);
+      const wait = gh.throttle.take(address);
+      if (wait > 0) {
+        res.set('Retry-After', String(wait));
+        return render(res, step, 429, values, {}, m.throttled(wait));
+      }
+      const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang }).catch((error: unknown) => {
+        gh.throttle.succeeded(address); // nothing was answered (a full hashing queue, an outage)
+        throw error;
+      });
       if (result.kind === 'taken') return render(res, step, 400, values, { userName: m.userNameTaken });
+      gh.throttle.succeeded(address);
       if (result.kind === 'unavailable') return renderClosed(res, step);
       await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);
     },

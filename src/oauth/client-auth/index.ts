@@ -9,6 +9,7 @@ import type { Gatehouse } from '../../context.ts';
 import { decoyVerify } from '../../domain/crypto.ts';
 import type { Application, User } from '../../domain/directory.ts';
 import { Throttled } from '../../domain/failure-throttle.ts';
+import { limitKeyOf } from '../../http/client-address.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { optional, type Params } from '../form.ts';
@@ -82,7 +83,7 @@ export async function authenticateClient(
   params: Params,
   options: AuthenticateOptions,
 ): Promise<AuthenticatedClient> {
-  const address = req.socket.remoteAddress ?? '';
+  const address = limitKeyOf(req, gh.config.trustedProxies);
   const wait = gh.throttle.retryAfter(address);
   if (wait > 0) throw new Throttled(wait);
   try {

@@ -22,6 +22,7 @@
  * too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target). Every exchange is
  * an audit event.
  */
+import { holdsInstanceRole } from '../../domain/permissions.ts';
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
 import { appendEvent } from '../../domain/events.ts';
@@ -110,7 +111,7 @@ function hasImpersonationRole(actor: User, subject: User): boolean {
   return actor.roles.some(
     (grant) =>
       grant.role === 'IAM_ADMIN_IMPERSONATOR' ||
-      (grant.role === 'ORG_ADMIN_IMPERSONATOR' && (grant.orgId || actor.orgId) === subject.orgId && subject.roles.every((r) => r.orgId !== '')),
+      (grant.role === 'ORG_ADMIN_IMPERSONATOR' && (grant.orgId || actor.orgId) === subject.orgId && !holdsInstanceRole(subject)), // SPEC 10.13
   );
 }
 
