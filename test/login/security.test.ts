@@ -72,6 +72,22 @@ async function silently(b: Browser): Promise<{ code: string | null; error: strin
   return { code: answer.get('code'), error: answer.get('error') };
 }
 
+/** The throttle counts in fixed one-minute windows: start early in one so that a run stays inside it. */
+async function earlyInMinute(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
+}
+
+/** A login server of its own with the default throttle (20 failures a minute per address) for the describe around. */
+function withDefaultThrottle(): () => LoginServer {
+  let server: LoginServer | undefined;
+  beforeAll(async () => {
+    server = await startLoginServer();
+  });
+  afterAll(() => server?.stop());
+  return () => server!;
+}
+
 async function userRow(id: string) {
   return ls.gh.db.selectFrom('users').select(['failed_attempts', 'locked_until']).where('id', '=', id).executeTakeFirstOrThrow();
 }
@@ -302,23 +318,17 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
   }, 60_000);
 
   describe('with the default limit of 20 failures a minute per address', () => {
-    let strict: LoginServer;
-    beforeAll(async () => {
-      strict = await startLoginServer();
-    });
-    afterAll(() => strict?.stop());
+    const strictServer = withDefaultThrottle();
 
     // issue 9 item 10 / SPEC 10.11: the 21st failure of a minute is refused before any hash, right password or not
     it('refuses further sign-ins from the address with 429, Retry-After and a page saying to wait', async () => {
-      // the limit counts in fixed minute windows: start early in one so that the run stays inside it
-      const intoMinute = Date.now() % 60_000;
-      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
-      const b = new Browser(strict.base);
-      const request = await authRequest(strict.gh, b);
+      await earlyInMinute();
+      const b = new Browser(strictServer().base);
+      const request = await authRequest(strictServer().gh, b);
       await submit(b, 'login', request.id, { loginName: 'nobody@acme.test' });
       for (let i = 0; i < 20; i++) expect((await submit(b, 'password', request.id, { password: `wrong-${i}` })).status).toBe(400);
 
-      const alice = await authRequest(strict.gh, b);
+      const alice = await authRequest(strictServer().gh, b);
       const refused = await signIn(b, alice.id, 'alice', ALICE.password);
       expect(refused.status).toBe(429);
       const retryAfter = Number(refused.headers.get('retry-after'));
@@ -327,30 +337,25 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
       expect(refused.text).toContain(`Too many failed sign-in attempts from your network. Please wait ${retryAfter} second`);
       expect(refused.text).toContain('name="password"'); // the password page, ready for later
       // nothing was checked or counted, and nobody signed in
-      const row = await strict.gh.db.selectFrom('auth_requests').select(['failed_passwords', 'session_id']).where('id', '=', alice.id).executeTakeFirstOrThrow();
+      const row = await strictServer().gh.db.selectFrom('auth_requests').select(['failed_passwords', 'session_id']).where('id', '=', alice.id).executeTakeFirstOrThrow();
       expect(row).toEqual({ failed_passwords: 0, session_id: null });
-      expect((await strict.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow()).failed_attempts).toBe(0);
+      expect((await strictServer().gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow()).failed_attempts).toBe(0);
     }, 60_000);
   });
 
   describe('guesses sent in parallel', () => {
-    let strict: LoginServer;
-    beforeAll(async () => {
-      strict = await startLoginServer();
-    });
-    afterAll(() => strict?.stop());
+    const strictServer = withDefaultThrottle();
 
     // review of issue 9 (H1) / SPEC 10.11: an attempt counts from the moment it is taken, not once it failed
     it('checks at most 20 of 30 wrong passwords sent at once; the rest are 429 unchecked', async () => {
-      const intoMinute = Date.now() % 60_000;
-      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
-      const b = new Browser(strict.base);
-      const request = await authRequest(strict.gh, b);
+      await earlyInMinute();
+      const b = new Browser(strictServer().base);
+      const request = await authRequest(strictServer().gh, b);
       await submit(b, 'login', request.id, { loginName: 'nobody@acme.test' });
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(b, 'password', request.id, { password: `wrong-${i}` })));
       expect(answers.filter((a) => a.status === 400)).toHaveLength(20);
       expect(answers.filter((a) => a.status === 429)).toHaveLength(10);
-      const row = await strict.gh.db.selectFrom('auth_requests').select('failed_passwords').where('id', '=', request.id).executeTakeFirstOrThrow();
+      const row = await strictServer().gh.db.selectFrom('auth_requests').select('failed_passwords').where('id', '=', request.id).executeTakeFirstOrThrow();
       expect(row.failed_passwords).toBe(20);
     }, 60_000);
   });
@@ -387,18 +392,13 @@ describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
   });
 
   describe('probing user names', () => {
-    let strict: LoginServer;
-    beforeAll(async () => {
-      strict = await startLoginServer();
-    });
-    afterAll(() => strict?.stop());
+    const strictServer = withDefaultThrottle();
 
     // review of issue 9 (M3) / SPEC 10.11-10.12: "taken" answers name users instance-wide, so they are throttled
     it('counts "taken" answers with failed sign-ins: the 21st probe of a minute is 429', async () => {
-      const intoMinute = Date.now() % 60_000;
-      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 100));
-      const b = new Browser(strict.base);
-      const request = await authRequest(strict.gh, b, { prompt: ['create'] });
+      await earlyInMinute();
+      const b = new Browser(strictServer().base);
+      const request = await authRequest(strictServer().gh, b, { prompt: ['create'] });
       const csrf = csrfIn((await b.get(stepOf('register', request.id))).text);
       const probe = (userName: string) => b.post('/ui/login/register', { authRequestID: request.id, csrfToken: csrf, ...valid, userName });
       for (let i = 0; i < 20; i++) expect((await probe('alice')).status).toBe(400);
