@@ -30,6 +30,11 @@ export class HashingBusy extends Error {
   }
 }
 
+/** How many argon2 runs are running and waiting now (for observation: tests, metrics). */
+export function hashingLoad(): { running: number; waiting: number } {
+  return { running, waiting: waiting.length };
+}
+
 async function limited<T>(work: () => Promise<T>): Promise<T> {
   // A finishing run hands its slot straight to the next waiter, so the limit holds exactly.
   if (running >= MAX_CONCURRENT_ARGON2) {

@@ -1,0 +1,23 @@
+/**
+ * Keeps the password-hashing queue full while `during` runs. Test servers run in the test's own
+ * process, so topping the queue up on every turn of the event loop makes "the queue is full" a state
+ * the test controls, instead of a race between a burst of requests and how fast the machine hashes.
+ */
+import { hashingLoad, hashSecret, MAX_WAITING_ARGON2 } from '../../src/domain/crypto.ts';
+
+export async function whileHashingQueueFull<T>(during: () => Promise<T>): Promise<T> {
+  let filling = true;
+  const hogs: Array<Promise<unknown>> = [];
+  const fill = (): void => {
+    if (!filling) return;
+    while (hashingLoad().waiting < MAX_WAITING_ARGON2) hogs.push(hashSecret('hog'));
+    setImmediate(fill);
+  };
+  fill();
+  try {
+    return await during();
+  } finally {
+    filling = false;
+    await Promise.all(hogs);
+  }
+}
