@@ -36,12 +36,6 @@ export const INPUT_ERROR_RULES: readonly InputErrorRule[] = [
   },
   {
     from: [Code.InvalidArgument],
-    pattern: /^cannot decode message [\w.]+ from JSON: key "[^]*" is unknown$/,
-    code: Code.InvalidArgument,
-    message: 'request message has an unknown field',
-  },
-  {
-    from: [Code.InvalidArgument],
     pattern: /^cannot decode (?:message [\w.]+ from JSON: duplicate object key "|field [\w.]+ from JSON: set multiple times$)/,
     code: Code.InvalidArgument,
     message: 'request message sets a field more than once',
@@ -146,13 +140,21 @@ export function publicInputError(code: Code, message: string, inputType: string)
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The router's JSON read options. Unknown fields are InvalidArgument (see handler.ts), and a JSON
- * request message must be UTF-8 (RFC 8259 §8.1): connect-es decodes it with a lenient TextDecoder
- * by default (invalid bytes become U+FFFD, which protobuf-es's messages then quote). Its JSON
- * serialization takes a `textDecoder`, which the router passes on although its type omits it.
+ * The router's JSON read options.
+ *
+ * Unknown fields are ignored, as connect-go and ZITADEL's gateway do (protojson `DiscardUnknown`):
+ * a client built against newer ZITADEL protos must keep working (interop issue 10). This replaces
+ * the earlier choice of InvalidArgument, which guarded against a misspelt feature flag looking set;
+ * the answer of SetInstanceFeatures and GetInstanceFeatures shows what is set. Like protojson's
+ * option, protobuf-es's also ignores unknown enum names (no request message has an enum field yet);
+ * the REST transcoder drops unknown keys itself and keeps refusing those (request.ts).
+ *
+ * A JSON request message must be UTF-8 (RFC 8259 §8.1): connect-es decodes it with a lenient
+ * TextDecoder by default (invalid bytes become U+FFFD, which protobuf-es's messages then quote). Its
+ * JSON serialization takes a `textDecoder`, which the router passes on although its type omits it.
  */
 export const jsonInputOptions: Partial<JsonReadOptions> & { textDecoder: { decode(input?: Uint8Array): string } } = {
-  ignoreUnknownFields: false,
+  ignoreUnknownFields: true,
   textDecoder: {
     decode(input) {
       try {

@@ -1,5 +1,5 @@
 /**
- * One OAuth error hierarchy (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1). `description` is what
+ * One OAuth error hierarchy (RFC 6749 §5.2, RFC 6750 §3.1). `description` is what
  * the client sees; `detail` stays in logs and tests. For invalid_grant, invalid_client and
  * invalid_token the public description is generic so that nothing about other clients' grants leaks.
  */
@@ -79,15 +79,23 @@ export class InvalidTarget extends OAuthError {
   }
 }
 
-export class UnsupportedTokenType extends OAuthError {
-  constructor(description: string) {
-    super('unsupported_token_type', 400, description);
-  }
-}
-
 export class InvalidToken extends OAuthError {
   constructor(detail: string) {
     super('invalid_token', 401, 'access token is invalid', detail);
+  }
+}
+
+/**
+ * RFC 6750 §3.1: a request that lacks any authentication information gets the bare challenge and no
+ * error code or other error information, so the body is an empty JSON object.
+ */
+export class NoAccessToken extends OAuthError {
+  constructor() {
+    super('no_access_token', 401, 'no access token');
+  }
+
+  override body(): Record<string, string> {
+    return {};
   }
 }
 

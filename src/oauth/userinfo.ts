@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { activeTokenUser } from '../domain/token-user.ts';
 import { userClaims } from './claims.ts';
-import { InvalidRequest, InvalidToken, OAuthError } from './errors.ts';
+import { InvalidRequest, InvalidToken, NoAccessToken, OAuthError } from './errors.ts';
 import { readForm } from './form.ts';
 
 export const USERINFO_PATH = '/oidc/v1/userinfo';
@@ -41,7 +41,7 @@ async function presentedToken(gh: Gatehouse, req: Request, res: Response): Promi
     refuse(res, new InvalidRequest('the access token was sent in the header and in the body'), 'Bearer error="invalid_request"'); // RFC 6750 §2
   }
   const token = fromHeader ?? fromBody;
-  if (token === undefined || token === '') refuse(res, new InvalidToken('no access token'), 'Bearer');
+  if (token === undefined || token === '') refuse(res, new NoAccessToken(), 'Bearer'); // RFC 6750 §3.1: no error code
   return token;
 }
 

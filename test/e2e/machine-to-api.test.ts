@@ -127,8 +127,8 @@ describe('FeatureService over REST', () => {
     expect(malformed.status).toBe(400);
     const wrongType = await request(`${server.url}/v2/features/instance`, {
       method: 'PUT',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
-      body: '{}',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
+      body: '<oidcTokenExchange>true</oidcTokenExchange>',
     });
     expect([400, 415]).toContain(wrongType.status);
     const wrongField = await request(`${server.url}/v2/features/instance`, {

@@ -116,6 +116,7 @@ describe('userinfo', () => {
     const reply = await request(userinfoUrl);
     expect(reply.status).toBe(401);
     expect(reply.headers.get('www-authenticate')).toBe('Bearer');
+    expect(reply.json).toEqual({}); // RFC 6750 §3.1: no error code or other error information
   });
 
   it.each([

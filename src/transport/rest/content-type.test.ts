@@ -7,10 +7,19 @@ describe('checkJsonContentType', () => {
     ['application/json; charset=utf-8', 'json'],
     ['application/json;charset="UTF-8"', 'json'],
     ['application/json; charset=iso-8859-1', 'charset'],
-    ['text/plain', 'unsupported'],
+    ['text/plain', 'json'],
+    ['Text/Plain; charset=UTF-8', 'json'],
+    ['text/plain; charset=us-ascii', 'charset'],
+    [undefined, 'json'],
+    ['', 'json'],
+    [' ', 'json'],
     ['application/x-www-form-urlencoded', 'unsupported'],
+    ['multipart/form-data; boundary=x', 'unsupported'],
+    ['application/xml', 'unsupported'],
+    ['text/xml', 'unsupported'],
+    ['application/octet-stream', 'unsupported'],
     ['application/jsonx', 'unsupported'],
-    [undefined, 'unsupported'],
+    ['text/plainx', 'unsupported'],
   ])('%s → %s', (header, expected) => {
     expect(checkJsonContentType(header)).toBe(expected);
   });

@@ -1,5 +1,5 @@
 /**
- * Content types of transcoded REST calls: request bodies must be JSON in UTF-8, not content-coded;
+ * Content types of transcoded REST calls: request bodies are JSON in UTF-8, not content-coded;
  * answers are JSON.
  */
 
@@ -7,11 +7,22 @@ export const contentTypeJson = 'application/json';
 
 export type ContentTypeCheck = 'json' | 'unsupported' | 'charset';
 
-/** `application/json`, optionally with `charset=utf-8` (RFC 8259 §8.1: JSON text is UTF-8). */
+/**
+ * Media types whose bodies are read as JSON. ZITADEL's gateway reads every body as JSON whatever it
+ * is labelled (grpc-gateway's wildcard marshaler), so `curl -H 'Content-Type:' -d '{}'` and
+ * clients that send text/plain work there; types that clearly name another format (form data,
+ * XML, multipart, binary) are still refused here rather than misread.
+ */
+const JSON_TYPES = new Set([contentTypeJson, 'text/plain']);
+
+/**
+ * `application/json` or `text/plain`, optionally with `charset=utf-8` (RFC 8259 §8.1: JSON text is
+ * UTF-8), or no content type at all (RFC 9110 §8.3: the recipient may then examine the content).
+ */
 export function checkJsonContentType(header: string | undefined): ContentTypeCheck {
-  if (header === undefined) return 'unsupported';
+  if (header === undefined || header.trim() === '') return 'json';
   const [type = '', ...params] = header.split(';').map((part) => part.trim());
-  if (type.toLowerCase() !== contentTypeJson) return 'unsupported';
+  if (!JSON_TYPES.has(type.toLowerCase())) return 'unsupported';
   for (const param of params) {
     const [name = '', value = ''] = param.split('=', 2).map((s) => s.trim());
     if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') return 'charset';

@@ -89,8 +89,18 @@ describe('buildRequestMessage', () => {
   });
 
   it.each([
-    ['PUT', '/v2/features/instance', { foo: 1 }, 'unknown field "foo"'],
-    ['POST', '/v3alpha/users/1/email/resend', { sendCode: { url: 'x' } }, 'unknown field "sendCode.url"'],
+    [{ foo: 1, oidcTokenExchange: true }, { oidcTokenExchange: true }],
+    [{ loginDefaultOrg: { enabled: true } }, {}],
+  ])('drops unknown fields of %j, as ZITADEL\'s gateway does', (body, known) => {
+    expect(build('PUT', '/v2/features/instance', body)).toEqual(build('PUT', '/v2/features/instance', known));
+  });
+
+  it('drops unknown fields of nested messages', () => {
+    const message = build('POST', '/v3alpha/users/7/email/resend', { sendCode: { url: 'x', urlTemplate: 'https://x/{{.Code}}' }, future: [1] });
+    expect(message.verification).toEqual({ case: 'sendCode', value: expect.objectContaining({ urlTemplate: 'https://x/{{.Code}}' }) });
+  });
+
+  it.each([
     ['PUT', '/v2/features/instance', { oidcTokenExchange: 'yes' }, 'invalid value for field "oidcTokenExchange"'],
     ['PUT', '/v2/features/instance', [], 'request body must be a JSON object'],
     ['PUT', '/v2/features/instance', 'true', 'request body must be a JSON object'],

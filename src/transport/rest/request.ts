@@ -8,9 +8,11 @@
  * - path variables are applied last and override the same field in the body or query
  *   (grpc-gateway and ZITADEL behave so).
  *
- * Unknown JSON fields and unknown query parameters are InvalidArgument, as are invalid values
- * (including unknown enum names). Messages are ours, naming the field; protobuf-es wording stays
- * in `cause`.
+ * Unknown JSON fields are dropped, as ZITADEL's gateway does (protojson `DiscardUnknown`), so a
+ * client built against newer protos keeps working. They are dropped here, by the schema, rather
+ * than with protobuf-es's `ignoreUnknownFields`, which would also accept unknown enum names: those
+ * stay InvalidArgument (SPEC §4), as do invalid values and unknown query parameters. Messages are
+ * ours, naming the field; protobuf-es wording stays in `cause`.
  */
 import { fromJson, mergeFromJson, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { isFieldError } from '@bufbuild/protobuf/reflect';
@@ -27,9 +29,7 @@ export interface RestInput {
 
 export function buildRequestMessage(route: RestRoute, input: RestInput): Message {
   const schema = route.method.input;
-  const bodyJson = bodyToMessageJson(route, input.body);
-  const unknown = findUnknownKey(schema, bodyJson, '');
-  if (unknown !== undefined) throw invalid(`unknown field "${unknown}"`);
+  const bodyJson = withoutUnknownKeys(schema, bodyToMessageJson(route, input.body));
   const message = decode(schema, () => fromJson(schema, bodyJson));
   const queryJson = queryToJson(route, input.query);
   if (queryJson !== undefined) decode(schema, () => mergeFromJson(schema, message, queryJson));
@@ -45,30 +45,37 @@ export function buildRequestMessage(route: RestRoute, input: RestInput): Message
 function bodyToMessageJson(route: RestRoute, body: JsonValue | undefined): JsonObject {
   if (route.body === '' || body === undefined) return {};
   if (route.body === '*') {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request body must be a JSON object');
+    if (!isObject(body)) throw invalid('request body must be a JSON object');
     return body;
   }
   const field = route.method.input.fields.find((f) => f.name === route.body);
   return field === undefined ? {} : { [field.jsonName]: body };
 }
 
-/** The first key (dotted JSON path) that names no field, looking into nested messages. */
-export function findUnknownKey(desc: DescMessage, json: JsonValue, prefix: string): string | undefined {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) return undefined;
-  if (desc.typeName.startsWith('google.protobuf.')) return undefined; // well-known types have their own JSON forms
+/** The JSON of a message without the keys that name no field, looking into nested messages. */
+function withoutUnknownKeys(desc: DescMessage, json: JsonObject): JsonObject {
+  if (desc.typeName.startsWith('google.protobuf.')) return json; // well-known types have their own JSON forms
+  const known: JsonObject = {};
   for (const [key, value] of Object.entries(json)) {
     const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
-    if (field === undefined) return prefix + key;
-    let found: string | undefined;
-    if (field.fieldKind === 'message') found = findUnknownKey(field.message, value, `${prefix}${key}.`);
+    if (field === undefined) continue;
+    if (field.fieldKind === 'message') known[key] = nested(field.message, value);
     else if (field.fieldKind === 'list' && field.listKind === 'message' && Array.isArray(value)) {
-      for (const item of value) found ??= findUnknownKey(field.message, item, `${prefix}${key}[].`);
-    } else if (field.fieldKind === 'map' && field.mapKind === 'message' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const item of Object.values(value)) found ??= findUnknownKey(field.message, item, `${prefix}${key}{}.`);
-    }
-    if (found !== undefined) return found;
+      known[key] = value.map((item) => nested(field.message, item));
+    } else if (field.fieldKind === 'map' && field.mapKind === 'message' && isObject(value)) {
+      known[key] = Object.fromEntries(Object.entries(value).map(([k, item]) => [k, nested(field.message, item)]));
+    } else known[key] = value;
   }
-  return undefined;
+  return known;
+}
+
+/** A nested message's JSON; values that are no object are left for fromJson to refuse. */
+function nested(desc: DescMessage, value: JsonValue): JsonValue {
+  return isObject(value) ? withoutUnknownKeys(desc, value) : value;
+}
+
+function isObject(value: JsonValue): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function decode<T>(schema: DescMessage, run: () => T): T {
