@@ -16,6 +16,7 @@ import type { Principal } from '../domain/principal.ts';
 import { HashingBusy } from '../domain/crypto.ts';
 import { apiError, isUnavailable, publicError } from './errors.ts';
 import type { ApiLogger } from './logger.ts';
+import { PUBLIC_SERVICES } from './public-services.ts';
 
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'gatehouse.principal' });
 
@@ -55,10 +56,16 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 export function authInterceptor(options: AuthOptions): Interceptor {
   return (next) => async (req) => {
+    // Health and reflection answer without a token (public-services.ts); nothing else does.
+    if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
     const header = req.header.get('authorization');
     if (header === null) {
       // RFC 6750 §3.1: no error code when the request carries no authentication at all.
       throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required', { 'www-authenticate': 'Bearer' });
+    }
+    // RFC 6750 §3.1: another scheme (Basic, ...) is an unsupported method: a bare challenge, no error code.
+    if (!/^bearer(?: |$)/i.test(header.trim())) {
+      throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required: send "Bearer <token>"', { 'www-authenticate': 'Bearer' });
     }
     const token = BEARER.exec(header.trim())?.[1];
     if (token === undefined) throw invalidToken('AUTH-Malformed', 'authorization header must be "Bearer <token>"');

@@ -3,15 +3,17 @@
  *
  * - `/<package.Service>/<Method>`: Connect (JSON and binary), gRPC and gRPC-web, through the Connect
  *   router. Procedures of services not registered answer Unimplemented in the caller's protocol.
+ *   Beside the API: grpc.health.v1.Health and server reflection, without authentication
+ *   (public-services.ts). gRPC errors without a message go out trailers-only (write-response.ts).
  * - REST paths from the `google.api.http` options of the registered methods, through the transcoder
  *   (src/transport/rest/), which calls the same router handlers.
  *
  * `handle` resolves to false when the request is none of these, and the caller passes it on
  * (to Express for HTTP/1.1; for HTTP/2 the caller answers 404 itself).
  *
- * JSON input (Connect and REST) rejects unknown fields with InvalidArgument instead of ignoring them
- * (ZITADEL ignores them): a misspelt or unsupported feature flag must not look as if it was set.
- * Binary protobuf keeps ignoring unknown fields, as the protobuf wire format requires.
+ * JSON input (Connect and REST) ignores unknown fields, as ZITADEL's gateway and connect-go do, so
+ * clients built against newer ZITADEL protos keep working (interop issue 10 item 5); binary protobuf
+ * ignores them as the wire format requires.
  *
  * Input the libraries refuse before interceptors run (malformed JSON, oversized or undecompressable
  * bodies, ...) is answered with our codes and messages: see input-errors.ts and parse-errors.ts.
@@ -23,12 +25,11 @@ import {
   compressionBrotli,
   compressionGzip,
   universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
 } from '@connectrpc/connect-node';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { file_zitadel_message } from '../../gen/zitadel/message_pb.js';
 import type { Principal } from '../domain/principal.ts';
-import type { DB } from '../store/database.ts';
+import { reachable, type DB } from '../store/database.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../transport/rest/node-types.ts';
 import { createRestTranscoder } from '../transport/rest/transcoder.ts';
 import { authInterceptor } from './auth-interceptor.ts';
@@ -37,7 +38,10 @@ import { createFeatureService } from './feature-service.ts';
 import { jsonInputOptions } from './input-errors.ts';
 import { rewriteInputErrors } from './parse-errors.ts';
 import { silentLogger, type ApiLogger } from './logger.ts';
+import { registerPublicServices } from './public-services.ts';
+import { createServingProbe } from './serving-probe.ts';
 import { answerUnimplemented, isRpcRequest } from './unimplemented.ts';
+import { writeResponse } from './write-response.ts';
 
 export interface ApiDeps {
   db: DB;
@@ -55,6 +59,8 @@ export interface ApiDeps {
    * that looks like an unreachable database with 503.
    */
   authenticate(token: string): Promise<Principal>;
+  /** GATEHOUSE_GRPC_REFLECTION: serve gRPC server reflection; default true, as the config's. */
+  grpcReflection?: boolean;
   /** Called after a change this process made (feature flags), so that its caches refresh at once. */
   changed?: () => void;
   log?: ApiLogger;
@@ -87,6 +93,7 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
   });
   router.service(FeatureService, createFeatureService(deps));
   register?.(router);
+  registerPublicServices(router, { probe: createServingProbe(() => reachable(deps.db)), reflection: deps.grpcReflection ?? true });
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {
@@ -104,8 +111,7 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
       return;
     }
     try {
-      const response = await rewriteInputErrors(await handler(request), handler.method.input.typeName);
-      await universalResponseToNodeResponse(response, res);
+      await writeResponse(await rewriteInputErrors(await handler(request), handler.method.input.typeName), res);
     } catch (error) {
       if (ConnectError.from(error).code === Code.Aborted) return; // the client went away
       log.error({ err: error, procedure: handler.requestPath }, 'api response failed');

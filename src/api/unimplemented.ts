@@ -4,6 +4,7 @@
  * "unimplemented" instead of an HTML 404 from Express.
  */
 import { respond, type NodeRequest, type NodeResponse } from '../transport/rest/node-types.ts';
+import { encodeGrpcMessage, respondTrailersOnly } from './trailers-only.ts';
 
 // /package.Service/Method
 const PROCEDURE_PATH = /^\/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*$/;
@@ -20,7 +21,7 @@ export function answerUnimplemented(req: NodeRequest, res: NodeResponse, path: s
   const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   if (contentType.startsWith('application/grpc')) {
     // gRPC and gRPC-web "trailers-only" answer: the status travels in the headers.
-    respond(res, 200, { 'content-type': contentType, 'grpc-status': '12', 'grpc-message': encodeURIComponent(message) });
+    respondTrailersOnly(res, { 'content-type': contentType, 'grpc-status': '12', 'grpc-message': encodeGrpcMessage(message) });
     return;
   }
   // Connect protocol: Unimplemented is HTTP 404 with the Connect error JSON.

@@ -59,6 +59,12 @@ export interface Config {
   trustedProxies: TrustedProxies;
   /** GATEHOUSE_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (SPEC 10.14). */
   metricsToken: string | undefined;
+  /**
+   * GATEHOUSE_GRPC_REFLECTION: serve gRPC server reflection (grpc.reflection.v1 and v1alpha), without
+   * authentication, so that grpcurl, buf curl and grpcui work without the .proto files. Default true;
+   * `false` hides the API's shape from anonymous callers (it is ZITADEL's public API either way).
+   */
+  grpcReflection: boolean;
 }
 
 /** Lifetimes in seconds (SPEC §6), each configurable as GATEHOUSE_<NAME>_SECONDS. */
@@ -84,6 +90,14 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
 function text(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
 function proxies(env: Env): TrustedProxies {
@@ -149,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     failedAuthRateLimit: integer(env, 'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 20),
     metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
     trustedProxies: proxies(env),
+    grpcReflection: boolean(env, 'GATEHOUSE_GRPC_REFLECTION', true),
   };
 }
 

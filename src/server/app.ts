@@ -6,7 +6,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { Gatehouse } from '../context.ts';
 import { safeEqual } from '../domain/crypto.ts';
 import { loginRouter } from '../login/routes.ts';
-import { ping } from '../store/database.ts';
+import { reachable } from '../store/database.ts';
 import { AUTHORIZE_CALLBACK_PATH, authorizeEndpoint } from '../oauth/authorize.ts';
 import { authorizeCallback } from '../oauth/authorize-finish.ts';
 import { AUTHORIZE_PATH, DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts';
@@ -81,17 +81,16 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
     res.status(200).json({ status: 'ok' });
   });
   app.get('/ready', (_req, res) => {
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref());
-    Promise.race([ping(gh.db), timeout]).then(
-      () => res.status(200).json({ status: 'ready' }),
-      () => res.status(503).json({ status: 'unavailable', reason: 'database unreachable' }),
-    );
+    reachable(gh.db).then((ready) => {
+      if (ready) res.status(200).json({ status: 'ready' });
+      else res.status(503).json({ status: 'unavailable', reason: 'database unreachable' });
+    }, () => res.status(503).json({ status: 'unavailable', reason: 'database unreachable' }));
   });
   app.get('/metrics', (req, res, next) => {
     if (!metricsAllowed(gh.config.metricsToken, req.headers.authorization)) {
       // SPEC 10.14: with GATEHOUSE_METRICS_TOKEN set, only its bearer may read the metrics.
       res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').set('Cache-Control', 'no-store');
-      res.json({ error: 'unauthorized', error_description: 'metrics need the metrics bearer token' });
+      res.json({ message: 'metrics need the metrics bearer token' }); // RFC 6750 §3.1: no error code without credentials
       return;
     }
     gh.metrics.registry.metrics().then((text) => res.type(gh.metrics.registry.contentType).send(text), next);

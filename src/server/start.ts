@@ -109,6 +109,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     serviceName: config.serviceName,
     apiAudience: apiAudience(gh), // SPEC 10.5
     maxBodyBytes: config.maxBodyBytes,
+    grpcReflection: config.grpcReflection,
     authenticate: bearerAuthenticator(tokens, directory, instanceId),
     changed: () => {
       directory.clear(); // at once: the next token request reads the new flags

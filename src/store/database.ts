@@ -76,3 +76,12 @@ export async function migrate(db: DB): Promise<MigrationResultSet> {
 export async function ping(db: DB): Promise<void> {
   await sql`select 1`.execute(db);
 }
+
+/** How long a ping may take before the database counts as away (`/ready`, gRPC health). */
+export const READY_TIMEOUT_MS = 2000;
+
+/** Whether the database answers a ping within READY_TIMEOUT_MS: the one rule of readiness. */
+export function reachable(db: DB): Promise<boolean> {
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('ping timeout')), READY_TIMEOUT_MS).unref());
+  return Promise.race([ping(db), timeout]).then(() => true, () => false);
+}

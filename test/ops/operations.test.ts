@@ -4,7 +4,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -14,6 +13,7 @@ import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.
 import { fixture, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
+import { openDatabaseProxy, type DatabaseProxy } from '../support/database-proxy.ts';
 import { basic, postForm, request } from '../support/http.ts';
 
 describe('health, readiness and metrics', () => {
@@ -159,53 +159,26 @@ const pgOnly = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
 
 pgOnly('database outage (PostgreSQL)', () => {
   let server: TestServer;
-  let proxy: net.Server | undefined;
-  let proxyPort: number;
-  const links = new Set<net.Socket>();
-
-  function openProxy(): Promise<void> {
-    const target = new URL(process.env['TEST_DATABASE_URL']!);
-    proxy = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      links.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const drop = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
-    });
-    return new Promise((resolve) => proxy!.listen(proxyPort, '127.0.0.1', () => resolve()));
-  }
-
-  function closeProxy(): Promise<void> {
-    for (const socket of links) socket.destroy();
-    links.clear();
-    return new Promise((resolve) => proxy!.close(() => resolve()));
-  }
+  let proxy: DatabaseProxy;
 
   beforeAll(async () => {
-    proxyPort = await freePort();
-    await openProxy();
     // The server reaches its (fresh) database through the proxy.
+    proxy = await openDatabaseProxy();
     const { createTestDatabase } = await import('../support/gatehouse.ts');
     const database = await createTestDatabase();
-    const viaProxy = new URL(database.url!);
-    viaProxy.host = `127.0.0.1:${proxyPort}`;
-    const started = await startTestServer(fixture().document, { DATABASE_URL: viaProxy.toString() });
+    const started = await startTestServer(fixture().document, { DATABASE_URL: proxy.via(database.url!) });
     const stop = started.stop;
     server = { ...started, stop: async () => { await stop(); await database.drop(); } };
   });
   afterAll(async () => {
-    if (proxy?.listening) await closeProxy();
+    await proxy.cut();
     await server.stop();
   });
 
   it('answers 503 within seconds while the database is away, keeps /healthz up, and heals', async () => {
     const opaque = () => postForm(`${server.url}/oauth/v2/token`, { grant_type: 'client_credentials', scope: 'openid' }, { authorization: basic('opaque-bot', SECRETS.opaqueBot) });
     expect((await opaque()).status).toBe(200);
-    await closeProxy();
+    await proxy.cut();
 
     const started = Date.now();
     const during = await opaque();
@@ -215,7 +188,7 @@ pgOnly('database outage (PostgreSQL)', () => {
     expect((await request(`${server.url}/ready`)).status).toBe(503);
     expect((await request(`${server.url}/healthz`)).status).toBe(200);
 
-    await openProxy();
+    await proxy.restore();
     let healed = 0;
     for (let i = 0; i < 50 && healed !== 200; i++) {
       healed = (await opaque()).status;
