@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { fixture } from '../support/fixtures.ts';
+import { fixture, IDS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { bearer, errorDetail, protoClient, rawUnary, reporterToken, selfSigned, unary } from './grpc-support.ts';
@@ -65,6 +65,35 @@ describe.each([
     const reply = await unary<{ details: unknown; oidcTokenExchange: { enabled: boolean } | null }>(features, 'GetInstanceFeatures', { inheritance: true }, bearer(token));
     expect(reply.error).toBeUndefined();
     expect(reply.value?.details).toBeDefined();
+  });
+
+  // Every call of every served service, through grpc-js clients built from the project's own protos.
+  it('serves every API call: the feature, user and auth services', async () => {
+    const users = protoClient('zitadel/user/v3alpha/user_service.proto', 'zitadel.user.v3alpha.UserService', setup.address, setup.credentials);
+    const auth = protoClient('zitadel/auth.proto', 'zitadel.auth.v1.AuthService', setup.address, setup.credentials);
+    try {
+      expect((await unary(features, 'SetInstanceFeatures', { oidcTokenExchange: true }, bearer(token))).error).toBeUndefined();
+      const got = await unary<{ oidcTokenExchange: { enabled: boolean } }>(features, 'GetInstanceFeatures', {}, bearer(token));
+      expect(got.value?.oidcTokenExchange.enabled).toBe(true);
+      expect((await unary(features, 'ResetInstanceFeatures', {}, bearer(token))).error).toBeUndefined();
+
+      // the IAM_OWNER machine user acting on alice: codes returned to it (SPEC 10.1)
+      const set = await unary<{ verificationCode: string }>(users, 'SetContactEmail', { userId: IDS.alice, email: { address: 'alice.new@acme.test', returnCode: {} } }, bearer(token));
+      expect(set.error).toBeUndefined();
+      const resent = await unary<{ verificationCode: string }>(users, 'ResendContactEmailCode', { userId: IDS.alice, returnCode: {} }, bearer(token));
+      expect(resent.value?.verificationCode).toMatch(/^[A-Z0-9]{6}$/);
+      const verified = await unary(users, 'VerifyContactEmail', { userId: IDS.alice, verificationCode: resent.value!.verificationCode }, bearer(token));
+      expect(verified.error).toBeUndefined();
+
+      // a machine user has no second factor: each call reaches its handler and says so
+      for (const [method, request] of [['AddMyAuthFactorOTP', {}], ['VerifyMyAuthFactorOTP', { code: '123456' }], ['RemoveMyAuthFactorOTP', {}]] as const) {
+        const reply = await unary(auth, method, request, bearer(token));
+        expect(reply.error?.code).toBe(grpc.status.FAILED_PRECONDITION);
+      }
+    } finally {
+      users.close();
+      auth.close();
+    }
   });
 
   it('answers UNIMPLEMENTED for an unknown method of a served service', async () => {

@@ -4,6 +4,7 @@
  * GATEHOUSE_GRPC_REFLECTION=false.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
@@ -12,7 +13,8 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
-import { LOADER_OPTIONS, ROOT, bearer, protoClient, reporterToken, serviceFrom, unary } from './grpc-support.ts';
+import { freePort } from '../support/ports.ts';
+import { LOADER_OPTIONS, ROOT, bearer, protoClient, reporterToken, selfSigned, serviceFrom, unary } from './grpc-support.ts';
 
 interface ReflectionResponse {
   messageResponse: 'fileDescriptorResponse' | 'listServicesResponse' | 'errorResponse' | 'allExtensionNumbersResponse';
@@ -22,8 +24,8 @@ interface ReflectionResponse {
 }
 
 /** One request on a fresh ServerReflectionInfo stream, answered with its one response or the error. */
-function reflect(server: TestServer, version: 'v1' | 'v1alpha', request: object): Promise<ReflectionResponse> {
-  const client = protoClient(`grpc/reflection/${version}/reflection.proto`, `grpc.reflection.${version}.ServerReflection`, `127.0.0.1:${server.running.listener.port}`, grpc.credentials.createInsecure());
+function reflect(server: TestServer, version: 'v1' | 'v1alpha', request: object, credentials = grpc.credentials.createInsecure()): Promise<ReflectionResponse> {
+  const client = protoClient(`grpc/reflection/${version}/reflection.proto`, `grpc.reflection.${version}.ServerReflection`, `127.0.0.1:${server.running.listener.port}`, credentials);
   const call = (client as unknown as { serverReflectionInfo(): grpc.ClientDuplexStream<object, ReflectionResponse> }).serverReflectionInfo();
   return new Promise<ReflectionResponse>((resolve, reject) => {
     call.once('data', (response: ReflectionResponse) => {
@@ -117,5 +119,32 @@ describe('gRPC server reflection switched off (GATEHOUSE_GRPC_REFLECTION=false)'
     } finally {
       client.close();
     }
+  });
+});
+
+describe('gRPC server reflection over TLS', () => {
+  let server: TestServer;
+  let tls: ReturnType<typeof selfSigned>;
+  beforeAll(async () => {
+    tls = selfSigned();
+    const port = await freePort();
+    server = await startTestServer(fixture().document, {
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_EXTERNAL_URL: `https://127.0.0.1:${port}`,
+      GATEHOUSE_TLS_CERT: tls.certFile,
+      GATEHOUSE_TLS_KEY: tls.keyFile,
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    fs.rmSync(tls.dir, { recursive: true, force: true });
+  });
+
+  it.each(['v1', 'v1alpha'] as const)('%s lists the services and returns files over TLS (ALPN h2)', async (version) => {
+    const credentials = grpc.credentials.createSsl(Buffer.from(tls.cert));
+    const listed = await reflect(server, version, { listServices: '*' }, credentials);
+    expect(listed.listServicesResponse?.service.map((s) => s.name)).toContain('zitadel.feature.v2.FeatureService');
+    const file = await reflect(server, version, { fileContainingSymbol: 'zitadel.auth.v1.AuthService' }, credentials);
+    expect(names(file.fileDescriptorResponse?.fileDescriptorProto ?? [])[0]).toBe('zitadel/auth.proto');
   });
 });
