@@ -69,6 +69,8 @@ export interface ApiDeps {
 export interface ApiHandler {
   /** Serves an API request; resolves to false when the request is not for the API. */
   handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
+  /** The server stops: health reports NOT_SERVING and its watches end (SIGTERM, SPEC §9). */
+  shutDown(): void;
 }
 
 /**
@@ -93,7 +95,8 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
   });
   router.service(FeatureService, createFeatureService(deps));
   register?.(router);
-  registerPublicServices(router, { probe: createServingProbe(() => reachable(deps.db)), reflection: deps.grpcReflection ?? true });
+  const probe = createServingProbe(() => reachable(deps.db));
+  registerPublicServices(router, { probe, reflection: deps.grpcReflection ?? true });
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {
@@ -121,6 +124,7 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
   }
 
   return {
+    shutDown: () => probe.shutDown(),
     async handle(req, res) {
       const path = (req.url ?? '').split('?', 1)[0] ?? '';
       const procedure = procedures.get(path);

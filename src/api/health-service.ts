@@ -22,7 +22,8 @@ export function createHealthService(services: readonly string[], probe: ServingP
       if (!known.has(req.service)) {
         // The protocol keeps the call open for a service that may appear later; ours never do.
         yield { status: Status.SERVICE_UNKNOWN };
-        if (!ctx.signal.aborted) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        const ended = AbortSignal.any([ctx.signal, probe.stopped]); // until the caller goes, or the server stops
+        if (!ended.aborted) await new Promise((resolve) => ended.addEventListener('abort', resolve, { once: true }));
         return;
       }
       for await (const serving of probe.watch(ctx.signal)) yield { status: status(serving) };

@@ -9,8 +9,15 @@ import { EventEmitter, on } from 'node:events';
 export interface ServingProbe {
   /** The current state, from a result at most one interval old. */
   serving(): Promise<boolean>;
-  /** The current state, then every change, until `signal` aborts. */
+  /** The current state, then every change, until `signal` aborts or the server shuts down. */
   watch(signal: AbortSignal): AsyncIterable<boolean>;
+  /**
+   * The server is shutting down: from now on it is not serving, and every watch says so and ends,
+   * so that load balancers stop sending and a graceful stop does not wait for endless streams.
+   */
+  shutDown(): void;
+  /** Aborts when the server shuts down. */
+  readonly stopped: AbortSignal;
 }
 
 export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2000): ServingProbe {
@@ -28,7 +35,11 @@ export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2
     return serving;
   }
 
+  let stopping = false;
+  const stopped = new AbortController();
+
   function serving(): Promise<boolean> {
+    if (stopping) return Promise.resolve(false);
     if (last !== undefined && Date.now() - last.at < intervalMs) return Promise.resolve(last.serving);
     pending ??= probe().finally(() => (pending = undefined));
     return pending;
@@ -48,9 +59,10 @@ export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2
 
   async function* watch(signal: AbortSignal): AsyncIterable<boolean> {
     startWatching();
+    const ended = AbortSignal.any([signal, stopped.signal]);
     try {
       // Subscribe before the first answer so that no change between the two is lost.
-      const updates = on(changes, 'change', { signal });
+      const updates = on(changes, 'change', { signal: ended });
       let current = await serving();
       yield current;
       for await (const event of updates) {
@@ -60,11 +72,17 @@ export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2
         yield current;
       }
     } catch (error) {
-      if (!signal.aborted) throw error; // the watcher went away: a normal end
+      if (!ended.aborted) throw error; // the watcher went away, or the server stops: a normal end
+      if (stopping && !signal.aborted) yield false; // the last word to the watcher: not serving
     } finally {
       stopWatching();
     }
   }
 
-  return { serving, watch };
+  function shutDown(): void {
+    stopping = true;
+    stopped.abort();
+  }
+
+  return { serving, watch, shutDown, stopped: stopped.signal };
 }

@@ -210,6 +210,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
     async stop() {
       clearInterval(poll);
       clearInterval(housekeeping);
+      api.shutDown(); // health watches say NOT_SERVING and end, so they do not hold the stop for its grace
       await listener.close(10_000);
       // after the requests (which may queue mail), before the database: a send in progress finishes
       await mail.stop();

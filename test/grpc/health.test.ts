@@ -35,6 +35,7 @@ function watch(client: grpc.Client, service: string) {
       return seen.slice();
     },
     cancel: () => call.cancel(),
+    call,
   };
 }
 
@@ -71,6 +72,30 @@ describe('grpc.health.v1.Health', () => {
     } finally {
       known.cancel();
       unknown.cancel();
+    }
+  });
+});
+
+describe('grpc.health.v1.Health when the server stops', () => {
+  // SIGTERM (SPEC §9): watchers hear NOT_SERVING and their streams end, so the stop does not wait
+  // out its 10 s grace for streams that never end by themselves.
+  it('tells every watcher NOT_SERVING, ends the watches, and stops within seconds', async () => {
+    const server = await startTestServer(fixture().document);
+    const client = healthClient(server);
+    const known = watch(client, '');
+    const unknown = watch(client, 'nope.v1.Nope');
+    const ended = (call: ReturnType<typeof watch>) => new Promise<void>((resolve) => call.call.on('close', () => resolve()));
+    try {
+      expect(await known.next(1)).toEqual(['SERVING']);
+      expect(await unknown.next(1)).toEqual(['SERVICE_UNKNOWN']);
+      const closed = Promise.all([ended(known), ended(unknown)]);
+      const started = Date.now();
+      await server.stop();
+      await closed;
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(known.seen).toEqual(['SERVING', 'NOT_SERVING']);
+    } finally {
+      client.close();
     }
   });
 });
