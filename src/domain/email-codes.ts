@@ -11,6 +11,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Gatehouse } from '../context.ts';
+import { httpOrigin } from '../http/origin.ts';
 import { verificationMail } from '../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
@@ -131,8 +132,8 @@ export async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<Em
     .execute();
   const origins = new Set([new URL(externalUrl).origin]);
   for (const uri of apps.flatMap((app) => app.redirect_uris)) {
-    const origin = URL.parse(uri)?.origin;
-    if (origin !== undefined && origin !== 'null' && /^https?:/.test(origin)) origins.add(origin);
+    const origin = httpOrigin(uri);
+    if (origin !== undefined) origins.add(origin);
   }
   return origins;
 }

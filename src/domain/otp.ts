@@ -10,9 +10,7 @@
  */
 import { HOTP, Secret } from 'otpauth';
 import type { Gatehouse } from '../context.ts';
-import type { Transaction } from 'kysely';
 import type { DB } from '../store/database.ts';
-import type { Database } from '../store/schema.ts';
 import { safeEqual } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 
@@ -127,14 +125,14 @@ export async function verifyOtpFactor<R>(
   code: string,
   now: Date,
   /** Counts a wrong code, in the transaction that holds the user's row lock (SPEC 10.3). */
-  refuse: (trx: Transaction<Database>) => Promise<R>,
+  refuse: (trx: DB) => Promise<R>,
 ): Promise<VerifyOtpResult<R>> {
   return gh.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
-    const account = await trx.selectFrom('users').select('locked_until').where('id', '=', user.id).forUpdate().executeTakeFirstOrThrow();
+    const lockedUntil = await lockUser(trx, user.id, now);
     const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', user.id).executeTakeFirst();
     if (!factor) return { kind: 'not_found' } as const;
     if (factor.state === 'ready') return { kind: 'already_ready' } as const;
-    if (account.locked_until && account.locked_until > now) return { kind: 'locked', until: account.locked_until } as const;
+    if (lockedUntil) return { kind: 'locked', until: lockedUntil } as const;
     const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
     if (step === undefined) return { kind: 'invalid', refusal: await refuse(trx) };
     await trx.updateTable('otp_factors').set({ state: 'ready', last_step: step, changed_at: now }).where('user_id', '=', user.id).execute();
@@ -182,26 +180,33 @@ export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
 }
 
 /**
- * Checks a code against the user's ready factor and, when it is valid, records its step so that it
- * cannot be used again (the factor row is locked, so two concurrent uses of one code see each other).
+ * Takes the user's row lock for the rest of the transaction, and returns the user's lockout if it
+ * has not expired: read under the lock, so a failure counted by a check that ran just before is seen.
  */
+async function lockUser(trx: DB, userId: string, now: Date): Promise<Date | undefined> {
+  const account = await trx.selectFrom('users').select('locked_until').where('id', '=', userId).forUpdate().executeTakeFirst();
+  return account?.locked_until && account.locked_until > now ? account.locked_until : undefined;
+}
+
 export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date } | { kind: 'refused'; refusal: R };
 
 /**
- * Checks a one-time password at sign-in. SPEC 10.3: under the user's row lock, the lock is read
- * again and a wrong code is counted (`refuse`, in the same transaction) before the next check of
- * the same user may start, so parallel guesses cannot all pass the lockout check first.
+ * Checks a one-time password at sign-in against the user's ready factor and, when it is valid,
+ * records its step so that it cannot be used again (the factor row is locked, so two concurrent uses
+ * of one code see each other). SPEC 10.3: under the user's row lock, the lock is read again and a
+ * wrong code is counted (`refuse`, in the same transaction) before the next check of the same user
+ * may start, so parallel guesses cannot all pass the lockout check first.
  */
 export async function checkOtpCode<R>(
   gh: Gatehouse,
   userId: string,
   code: string,
   now: Date,
-  refuse: (trx: Transaction<Database>) => Promise<R>,
+  refuse: (trx: DB) => Promise<R>,
 ): Promise<OtpCodeCheck<R>> {
   return gh.db.transaction().execute(async (trx): Promise<OtpCodeCheck<R>> => {
-    const account = await trx.selectFrom('users').select('locked_until').where('id', '=', userId).forUpdate().executeTakeFirst();
-    if (account?.locked_until && account.locked_until > now) return { kind: 'locked', until: account.locked_until };
+    const lockedUntil = await lockUser(trx, userId, now);
+    if (lockedUntil) return { kind: 'locked', until: lockedUntil };
     const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', userId).where('state', '=', 'ready').forUpdate().executeTakeFirst();
     const step = factor ? matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
     if (step === undefined) return { kind: 'refused', refusal: await refuse(trx) };

@@ -11,8 +11,6 @@
 import type { Gatehouse } from '../context.ts';
 import { decoyVerify, verifySecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
-import type { Transaction } from 'kysely';
-import type { Database } from '../store/schema.ts';
 import { countFailedPassword, userLock, type PasswordAttempt } from './store.ts';
 
 /** Consecutive failed passwords or OTP codes that lock a user. SPEC §7 (10); a constant until it is configurable. */
@@ -89,7 +87,7 @@ export async function countFailedAttempt(
   input: { requestId?: string | undefined; user: { id: string; orgId: string } | undefined; factor: 'password' | 'otp' },
   now = new Date(),
   /** The transaction that holds the user's row lock, when the caller checked the code under it. */
-  db: Gatehouse['db'] | Transaction<Database> = gh.db,
+  db: Gatehouse['db'] = gh.db,
 ): Promise<AttemptRefusal> {
   const { requestId, user, factor } = input;
   const lockUntil = new Date(now.getTime() + LOCKOUT_SECONDS * 1000);
@@ -121,7 +119,7 @@ export async function countFailedAttempt(
  * WITH statements to completion whether or not the main statement touches a row), so the lock it
  * may have set is read back afterwards.
  */
-async function countUserFailure(db: Gatehouse['db'] | Transaction<Database>, userId: string, lockUntil: Date): Promise<Date | null> {
+async function countUserFailure(db: Gatehouse['db'], userId: string, lockUntil: Date): Promise<Date | null> {
   await countFailedPassword(db, { requestId: '', userId, threshold: LOCKOUT_THRESHOLD, lockUntil });
   return userLock(db, userId);
 }

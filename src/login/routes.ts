@@ -6,6 +6,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { HashingBusy } from '../domain/crypto.ts';
+import { RetryLater } from '../oauth/errors.ts';
 import { toOAuthError } from '../server/errors.ts';
 import { serveStylesheet } from './assets.ts';
 import { showErrorPage } from './error-page.ts';
@@ -63,19 +64,13 @@ export function loginRouter(gh: Gatehouse): express.Router {
     showErrorPage(res, m, { status: 404, error: 'not_found', description: 'no such page' });
   });
   router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (error instanceof HashingBusy) {
-      // SPEC 10.11: the password-hashing queue is full; the user may simply try again shortly.
-      gh.log.warn({ path: req.path }, 'login request refused: password hashing is saturated');
-      if (res.headersSent) return void res.end();
-      res.set('Retry-After', String(error.retryAfterSeconds));
-      const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
-      return showErrorPage(res, m, { status: 503, error: 'temporarily_unavailable', description: 'the server is busy; try again shortly' });
-    }
     const oauth = toOAuthError(error);
-    if (oauth.status >= 500) gh.log.error({ err: error, path: req.path }, 'login page failed');
+    // SPEC 10.11: a full password-hashing queue is load, not a fault: a warning, no stack
+    if (error instanceof HashingBusy) gh.log.warn({ path: req.path }, 'login request refused: password hashing is saturated');
+    else if (oauth.status >= 500) gh.log.error({ err: error, path: req.path }, 'login page failed');
     else gh.log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path: req.path }, 'login request refused');
     if (res.headersSent) return void res.end();
-    if (oauth.status === 503) res.set('Retry-After', '5');
+    if (oauth instanceof RetryLater) res.set('Retry-After', String(oauth.retryAfterSeconds));
     const m = messagesFor(negotiateLocale([], req.headers['accept-language']));
     showErrorPage(res, m, { status: oauth.status, error: oauth.error, description: oauth.description });
   });

@@ -2,9 +2,9 @@
  * The login UI's queries: finding a human user by login name, what the login name step remembers in
  * the authorization request, the brute-force counters, and registration's insert.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { DB } from '../store/database.ts';
-import type { Database, UserState } from '../store/schema.ts';
+import type { UserState } from '../store/schema.ts';
 
 /**
  * The human user a login name names (SPEC §5, §7): `userName@primaryDomain`, or `userName` alone
@@ -71,7 +71,7 @@ export async function passwordAttempt(db: DB, requestId: string): Promise<Passwo
  * reaches `threshold`, which locks the user until `lockUntil`. Returns the user's lock, if any.
  */
 export async function countFailedPassword(
-  db: DB | Transaction<Database>,
+  db: DB,
   input: { requestId: string; userId: string | undefined; threshold: number; lockUntil: Date },
 ): Promise<Date | null> {
   const reached = sql<boolean>`failed_attempts + 1 >= ${input.threshold}`;
@@ -95,7 +95,7 @@ export async function countFailedPassword(
 }
 
 /** The user's lock (`locked_until`), as committed now. */
-export async function userLock(db: DB | Transaction<Database>, userId: string): Promise<Date | null> {
+export async function userLock(db: DB, userId: string): Promise<Date | null> {
   const row = await db.selectFrom('users').select('locked_until').where('id', '=', userId).executeTakeFirst();
   return row?.locked_until ?? null;
 }

@@ -6,6 +6,7 @@
  */
 import type http from 'node:http';
 import type { DB } from '../store/database.ts';
+import { httpOrigin } from '../http/origin.ts';
 
 const ALLOW_HEADERS = [
   'authorization', 'content-type', 'accept', 'x-request-id',
@@ -22,24 +23,15 @@ export interface Cors {
   clear(): void;
 }
 
-function originOf(uri: string): string | undefined {
-  try {
-    const url = new URL(uri);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function createCors(db: DB, instanceId: string, externalUrl: string): Cors {
   let allowed: Promise<Set<string>> | undefined;
-  const own = originOf(externalUrl);
+  const own = httpOrigin(externalUrl);
 
   const load = async (): Promise<Set<string>> => {
     const rows = await db.selectFrom('apps').select(['redirect_uris', 'post_logout_redirect_uris']).where('instance_id', '=', instanceId).execute();
     const origins = new Set<string>(own ? [own] : []);
     for (const row of rows) for (const uri of [...row.redirect_uris, ...row.post_logout_redirect_uris]) {
-      const origin = originOf(uri);
+      const origin = httpOrigin(uri);
       if (origin) origins.add(origin);
     }
     return origins;
