@@ -30,32 +30,17 @@ import type { DetailsSchema } from '../../gen/zitadel/object/v2beta/object_pb.js
 import type { SendEmailVerificationCode } from '../../gen/zitadel/user/v3alpha/communication_pb.js';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
+import { isValidEmail } from '../domain/email-address.ts';
 import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/email-codes.ts';
 import { appendEvent, type ChangeDetails } from '../domain/events.ts';
 import { accessTo, type UserAccess } from '../domain/permissions.ts';
 import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
 import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
+import { deleteEmailCode } from '../store/email-codes.ts';
+import { findContactUserForUpdate, listUserRoles, setUserEmail } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
-
-/** Longest accepted email address (RFC 5321 path limit minus the angle brackets). */
-export const MAX_EMAIL_LENGTH = 254;
-
-const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-
-/** A simple RFC 5321-style check: dot-atom local part (≤ 64) @ a domain of ≥ 2 DNS labels, ≤ 254 in all. */
-export function isValidEmail(address: string): boolean {
-  if (address.length > MAX_EMAIL_LENGTH) return false;
-  const at = address.lastIndexOf('@');
-  if (at <= 0) return false;
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1);
-  if (local.length > 64 || !LOCAL.test(local)) return false;
-  const labels = domain.split('.');
-  return labels.length >= 2 && labels.every((label) => LABEL.test(label)) && !/^\d+$/.test(labels[labels.length - 1] ?? '');
-}
 
 interface TargetUser extends EmailCodeUser {
   kind: 'human' | 'machine';
@@ -68,20 +53,12 @@ interface TargetUser extends EmailCodeUser {
 export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService> {
   /** Loads (and locks) the user the call names, after the permission check. */
   async function target(db: DB, principal: Principal, userId: string): Promise<TargetUser> {
-    const row = userId === ''
-      ? undefined
-      : await db
-          .selectFrom('users')
-          .select(['id', 'instance_id', 'org_id', 'kind', 'email', 'email_verified', 'preferred_language', 'display_name', 'given_name'])
-          .where('id', '=', userId)
-          .where('instance_id', '=', gh.instanceId)
-          .forUpdate()
-          .executeTakeFirst();
+    const row = userId === '' ? undefined : await findContactUserForUpdate(db, gh.instanceId, userId);
     if (row === undefined) {
       if (hasRole(principal, 'IAM_OWNER') || principal.userId === userId) throw apiError(Code.NotFound, 'USER-NotFound', 'user not found');
       throw permissionDenied();
     }
-    const roles = await db.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', row.id).execute();
+    const roles = await listUserRoles(db, row.id);
     const access = accessTo(principal, { id: row.id, orgId: row.org_id, roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })) });
     if (access === 'none') throw permissionDenied();
     if (row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-Machine', 'machine users have no contact email');
@@ -148,7 +125,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
           throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
         checkReturnCode(user, how);
-        await trx.updateTable('users').set({ email: address, email_verified: verified, changed_at: new Date() }).where('id', '=', user.id).execute();
+        await setUserEmail(trx, user.id, address, verified, new Date());
         await appendEvent(trx, {
           instanceId: user.instanceId,
           aggregateType: 'user',
@@ -159,7 +136,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
           payload: { email: address },
         });
         if (how === undefined) {
-          await trx.deleteFrom('email_codes').where('user_id', '=', user.id).execute();
+          await deleteEmailCode(trx, user.id);
           const details = await appendEvent(trx, {
             instanceId: user.instanceId,
             aggregateType: 'user',

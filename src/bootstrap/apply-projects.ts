@@ -2,8 +2,9 @@
  * Projects of one organization and their applications. The file owns applications: every setting
  * left out takes its default, and an application found by client id moves to the project naming it.
  */
-import { sql } from 'kysely';
 import { newId } from '../domain/ids.ts';
+import { findApp, findApplicationByClientId, findAppKey, findOtherAppNamed, insertApp, insertAppKey, updateApp, updateAppKey } from '../store/apps.ts';
+import { findProject, findProjectByName, insertProject, updateProject } from '../store/projects.ts';
 import {
   changedColumns,
   conflict,
@@ -19,13 +20,9 @@ import type { AppSpec, ProjectSpec } from './document.ts';
 
 function appKeys(ctx: ApplyContext, appId: string): KeyTable {
   return {
-    find: (keyId) => ctx.trx.selectFrom('app_keys').select(['id', 'app_id as owner', 'public_key', 'expires_at']).where('id', '=', keyId).executeTakeFirst(),
-    insert: async (key) => {
-      await ctx.trx.insertInto('app_keys').values({ id: key.keyId, app_id: appId, public_key: key.pem, expires_at: key.expiresAt }).execute();
-    },
-    update: async (key) => {
-      await ctx.trx.updateTable('app_keys').set({ public_key: key.pem, expires_at: key.expiresAt }).where('id', '=', key.keyId).execute();
-    },
+    find: (keyId) => findAppKey(ctx.trx, keyId),
+    insert: (key) => insertAppKey(ctx.trx, { id: key.keyId, app_id: appId, public_key: key.pem, expires_at: key.expiresAt }),
+    update: (key) => updateAppKey(ctx.trx, key.keyId, { public_key: key.pem, expires_at: key.expiresAt }),
   };
 }
 
@@ -34,17 +31,11 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
     ctx,
     spec.path,
     spec.id,
-    (id) => ctx.trx.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst(),
-    () => ctx.trx.selectFrom('apps').selectAll().where('instance_id', '=', ctx.instanceId).where('client_id', '=', spec.clientId).executeTakeFirst(),
+    (id) => findApp(ctx.trx, id),
+    () => findApplicationByClientId(ctx.trx, ctx.instanceId, spec.clientId),
     `clientId "${spec.clientId}"`,
   );
-  const namesake = await ctx.trx
-    .selectFrom('apps')
-    .select('id')
-    .where('project_id', '=', projectId)
-    .where(sql<string>`lower(name)`, '=', spec.name.toLowerCase())
-    .where('id', '!=', row?.id ?? '')
-    .executeTakeFirst();
+  const namesake = await findOtherAppNamed(ctx.trx, projectId, spec.name, row?.id);
   if (namesake) conflict(ctx, `${spec.path}.name`, `application name "${spec.name}" is taken in this project by application ${namesake.id}`);
   const secret = await secretHash(row?.secret_hash, spec.clientSecret);
   const columns = {
@@ -64,7 +55,7 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
   };
   if (!row) {
     const id = spec.id ?? newId();
-    await ctx.trx.insertInto('apps').values({ ...columns, id, instance_id: ctx.instanceId, secret_hash: secret.hash }).execute();
+    await insertApp(ctx.trx, { ...columns, id, instance_id: ctx.instanceId, secret_hash: secret.hash });
     await syncKeys(ctx, id, spec.publicKeys, appKeys(ctx, id), 'application');
     await emit(ctx, 'app', id, orgId, 'app.added', { name: spec.name, clientId: spec.clientId, projectId });
     record(ctx, 'app', spec.path, id, 'created');
@@ -74,7 +65,7 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
   const changed: string[] = Object.keys(changes);
   const update = { ...changes, ...(secret.changed ? { secret_hash: secret.hash } : {}) };
   if (secret.changed) changed.push('secret');
-  if (changed.length > 0) await ctx.trx.updateTable('apps').set({ ...update, changed_at: new Date() }).where('id', '=', row.id).execute();
+  if (changed.length > 0) await updateApp(ctx.trx, row.id, update);
   if (await syncKeys(ctx, row.id, spec.publicKeys, appKeys(ctx, row.id), 'application')) changed.push('publicKeys');
   if (changed.length > 0) await emit(ctx, 'app', row.id, orgId, 'app.changed', { changed });
   record(ctx, 'app', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
@@ -85,14 +76,14 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     ctx,
     spec.path,
     spec.id,
-    (id) => ctx.trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst(),
-    () => ctx.trx.selectFrom('projects').selectAll().where('org_id', '=', orgId).where(sql<string>`lower(name)`, '=', spec.name.toLowerCase()).executeTakeFirst(),
+    (id) => findProject(ctx.trx, id),
+    () => findProjectByName(ctx.trx, orgId, spec.name),
     `project name "${spec.name}" (in this organization)`,
   );
   let projectId: string;
   if (!row) {
     projectId = spec.id ?? newId();
-    await ctx.trx.insertInto('projects').values({ id: projectId, instance_id: ctx.instanceId, org_id: orgId, name: spec.name }).execute();
+    await insertProject(ctx.trx, { id: projectId, instance_id: ctx.instanceId, org_id: orgId, name: spec.name });
     await emit(ctx, 'project', projectId, orgId, 'project.added', { name: spec.name });
     record(ctx, 'project', spec.path, projectId, 'created');
   } else {
@@ -100,7 +91,7 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     projectId = row.id;
     const changed = Object.keys(changedColumns(row, { name: spec.name }));
     if (changed.length > 0) {
-      await ctx.trx.updateTable('projects').set({ name: spec.name, changed_at: new Date() }).where('id', '=', row.id).execute();
+      await updateProject(ctx.trx, row.id, { name: spec.name });
       await emit(ctx, 'project', row.id, orgId, 'project.changed', { changed });
     }
     record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');

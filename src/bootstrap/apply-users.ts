@@ -3,9 +3,21 @@
  * Human users: only the fields the file names are enforced (users change their own data too).
  * Machine users: the file owns them, so left-out fields take their defaults.
  */
-import { sql, type Insertable, type Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import { newId } from '../domain/ids.ts';
 import type { UserRow, UsersTable } from '../store/schema.ts';
+import {
+  findMachineKey,
+  findMachineNamesake,
+  findOrgUserByName,
+  findUserById,
+  insertMachineKey,
+  insertUser,
+  listUserRoles,
+  replaceUserRoles,
+  updateMachineKey,
+  updateUser,
+} from '../store/users.ts';
 import {
   changedColumns,
   conflict,
@@ -29,14 +41,8 @@ async function findUser(ctx: ApplyContext, orgId: string, spec: HumanSpec | Mach
     ctx,
     spec.path,
     spec.id,
-    (id) => ctx.trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
-    () =>
-      ctx.trx
-        .selectFrom('users')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where(sql<string>`lower(user_name)`, '=', spec.userName.toLowerCase())
-        .executeTakeFirst(),
+    (id) => findUserById(ctx.trx, id),
+    () => findOrgUserByName(ctx.trx, orgId, spec.userName),
     `user name "${spec.userName}" (in this organization)`,
   );
   if (!row) return undefined;
@@ -48,10 +54,9 @@ async function findUser(ctx: ApplyContext, orgId: string, spec: HumanSpec | Mach
 /** Makes the user's roles exactly `roles` (org roles scoped to the org); true when anything changed. */
 async function syncRoles(ctx: ApplyContext, userId: string, orgId: string, roles: Role[]): Promise<boolean> {
   const desired: RoleRow[] = roles.map((role) => ({ role, scope_org_id: ORG_ROLES.has(role) ? orgId : '' }));
-  const current = await ctx.trx.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', userId).execute();
+  const current = await listUserRoles(ctx.trx, userId);
   if (sameRoles(current, desired)) return false;
-  await ctx.trx.deleteFrom('user_roles').where('user_id', '=', userId).execute();
-  if (desired.length > 0) await ctx.trx.insertInto('user_roles').values(desired.map((row) => ({ user_id: userId, ...row }))).execute();
+  await replaceUserRoles(ctx.trx, userId, desired);
   return true;
 }
 
@@ -92,7 +97,7 @@ export async function applyHuman(ctx: ApplyContext, orgId: string, spec: HumanSp
   if (!row) {
     const id = spec.id ?? newId();
     const values = { ...newUser(ctx, orgId, id, 'human', spec.userName), ...columns, password_hash: password?.hash ?? null, address: address ?? null };
-    await ctx.trx.insertInto('users').values(values).execute();
+    await insertUser(ctx.trx, values);
     if (spec.roles) await syncRoles(ctx, id, orgId, spec.roles);
     await emit(ctx, 'user', id, orgId, 'user.human.added', { userName: spec.userName, roles: spec.roles ?? [] });
     record(ctx, 'user', spec.path, id, 'created');
@@ -108,7 +113,7 @@ export async function applyHuman(ctx: ApplyContext, orgId: string, spec: HumanSp
     changes.password_hash = password.hash;
     changed.push('password');
   }
-  if (changed.length > 0) await ctx.trx.updateTable('users').set({ ...changes, changed_at: new Date() }).where('id', '=', row.id).execute();
+  if (changed.length > 0) await updateUser(ctx.trx, row.id, { ...changes, changed_at: new Date() });
   if (spec.roles && (await syncRoles(ctx, row.id, orgId, spec.roles))) changed.push('roles');
   if (changed.length > 0) await emit(ctx, 'user', row.id, orgId, 'user.human.changed', { changed });
   record(ctx, 'user', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
@@ -117,34 +122,22 @@ export async function applyHuman(ctx: ApplyContext, orgId: string, spec: HumanSp
 
 function machineKeys(ctx: ApplyContext, userId: string): KeyTable {
   return {
-    find: (keyId) =>
-      ctx.trx.selectFrom('machine_keys').select(['id', 'user_id as owner', 'public_key', 'expires_at']).where('id', '=', keyId).executeTakeFirst(),
-    insert: async (key) => {
-      await ctx.trx.insertInto('machine_keys').values({ id: key.keyId, user_id: userId, public_key: key.pem, expires_at: key.expiresAt }).execute();
-    },
-    update: async (key) => {
-      await ctx.trx.updateTable('machine_keys').set({ public_key: key.pem, expires_at: key.expiresAt }).where('id', '=', key.keyId).execute();
-    },
+    find: (keyId) => findMachineKey(ctx.trx, keyId),
+    insert: (key) => insertMachineKey(ctx.trx, { id: key.keyId, user_id: userId, public_key: key.pem, expires_at: key.expiresAt }),
+    update: (key) => updateMachineKey(ctx.trx, key.keyId, { public_key: key.pem, expires_at: key.expiresAt }),
   };
 }
 
 export async function applyMachine(ctx: ApplyContext, orgId: string, spec: MachineSpec): Promise<string> {
   const row = await findUser(ctx, orgId, spec, 'machine');
   // client_credentials names a machine by its user name alone: unique in the instance.
-  const namesake = await ctx.trx
-    .selectFrom('users')
-    .select(['id', 'org_id'])
-    .where('instance_id', '=', ctx.instanceId)
-    .where('kind', '=', 'machine')
-    .where(sql<string>`lower(user_name)`, '=', spec.userName.toLowerCase())
-    .where('id', '!=', row?.id ?? '')
-    .executeTakeFirst();
+  const namesake = await findMachineNamesake(ctx.trx, ctx.instanceId, spec.userName, row?.id ?? '');
   if (namesake) conflict(ctx, `${spec.path}.userName`, `machine user name "${spec.userName}" is taken by machine user ${namesake.id} of organization ${namesake.org_id}`);
   const secret = await secretHash(row?.secret_hash, spec.secret);
   const columns = { user_name: spec.userName, access_token_type: spec.accessTokenType };
   if (!row) {
     const id = spec.id ?? newId();
-    await ctx.trx.insertInto('users').values({ ...newUser(ctx, orgId, id, 'machine', spec.userName), ...columns, secret_hash: secret.hash }).execute();
+    await insertUser(ctx.trx, { ...newUser(ctx, orgId, id, 'machine', spec.userName), ...columns, secret_hash: secret.hash });
     await syncRoles(ctx, id, orgId, spec.roles);
     await syncKeys(ctx, id, spec.publicKeys, machineKeys(ctx, id), 'user');
     await emit(ctx, 'user', id, orgId, 'user.machine.added', { userName: spec.userName, roles: spec.roles, keyIds: spec.publicKeys.map((k) => k.keyId) });
@@ -157,7 +150,7 @@ export async function applyMachine(ctx: ApplyContext, orgId: string, spec: Machi
     changes.secret_hash = secret.hash;
     changed.push('secret');
   }
-  if (changed.length > 0) await ctx.trx.updateTable('users').set({ ...changes, changed_at: new Date() }).where('id', '=', row.id).execute();
+  if (changed.length > 0) await updateUser(ctx.trx, row.id, { ...changes, changed_at: new Date() });
   if (await syncRoles(ctx, row.id, orgId, spec.roles)) changed.push('roles');
   if (await syncKeys(ctx, row.id, spec.publicKeys, machineKeys(ctx, row.id), 'user')) changed.push('publicKeys');
   if (changed.length > 0) await emit(ctx, 'user', row.id, orgId, 'user.machine.changed', { changed });

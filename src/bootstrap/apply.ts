@@ -4,10 +4,11 @@
  * client id). Only what differs is written, and each created or changed object appends one event,
  * so re-applying an unchanged file writes nothing and appends nothing.
  */
-import { sql } from 'kysely';
 import type { FeatureName } from '../domain/features.ts';
 import { newId } from '../domain/ids.ts';
 import type { DB } from '../store/database.ts';
+import { findFirstInstance, insertInstance, listInstanceFeatures, lockInstanceSetup, updateInstance, upsertInstanceFeature } from '../store/instances.ts';
+import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, updateOrg } from '../store/orgs.ts';
 import { applyProject } from './apply-projects.ts';
 import { changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
 import { applyHuman, applyMachine } from './apply-users.ts';
@@ -29,39 +30,23 @@ export interface BootstrapSummary extends Counts {
   objects: ObjectResult[];
 }
 
-/**
- * Instance set-up (bootstrap, first run) is serialized across processes sharing one PostgreSQL:
- * whoever takes this transaction-scoped advisory lock second sees what the first one created.
- */
-const SETUP_LOCK = 0x6761_7465_686f; // "gateho"
-
-export async function lockInstanceSetup(trx: DB): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${sql.lit(SETUP_LOCK)})`.execute(trx);
-}
-
 async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | undefined): Promise<string> {
   const row = await match(
     ctx,
     spec.path,
     spec.id,
-    (id) => ctx.trx.selectFrom('orgs').selectAll().where('id', '=', id).executeTakeFirst(),
-    () => ctx.trx.selectFrom('orgs').selectAll().where('instance_id', '=', ctx.instanceId).where(sql<string>`lower(name)`, '=', spec.name.toLowerCase()).executeTakeFirst(),
+    (id) => findOrg(ctx.trx, id),
+    () => findOrgByName(ctx.trx, ctx.instanceId, spec.name),
     `organization name "${spec.name}"`,
   );
-  const domainOwner = await ctx.trx
-    .selectFrom('orgs')
-    .select(['id', 'name'])
-    .where('instance_id', '=', ctx.instanceId)
-    .where(sql<string>`lower(primary_domain)`, '=', spec.domain)
-    .where('id', '!=', row?.id ?? '')
-    .executeTakeFirst();
+  const domainOwner = await findOtherOrgWithDomain(ctx.trx, ctx.instanceId, spec.domain, row?.id);
   if (domainOwner) conflict(ctx, `${spec.path}.domain`, `domain "${spec.domain}" is the primary domain of organization "${domainOwner.name}" (${domainOwner.id})`);
   let orgId: string;
   // SPEC 10.12: null leaves registration at its default (the default organization only).
   const allowRegister = spec.allowRegister ?? null;
   if (!row) {
     orgId = spec.id ?? preferredId ?? newId();
-    await ctx.trx.insertInto('orgs').values({ id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain, allow_register: allowRegister }).execute();
+    await insertOrg(ctx.trx, { id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain, allow_register: allowRegister });
     await emit(ctx, 'org', orgId, orgId, 'org.added', { name: spec.name, domain: spec.domain, ...(allowRegister === null ? {} : { allowRegister }) });
     record(ctx, 'org', spec.path, orgId, 'created');
   } else {
@@ -69,7 +54,7 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     const changes = changedColumns(row, { name: spec.name, primary_domain: spec.domain, allow_register: allowRegister });
     const changed = Object.keys(changes);
     if (changed.length > 0) {
-      await ctx.trx.updateTable('orgs').set({ ...changes, changed_at: new Date() }).where('id', '=', orgId).execute();
+      await updateOrg(ctx.trx, orgId, changes);
       await emit(ctx, 'org', orgId, orgId, 'org.changed', { changed });
     }
     record(ctx, 'org', spec.path, orgId, changed.length > 0 ? 'updated' : 'unchanged');
@@ -82,16 +67,10 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
 
 /** Sets the features the file names, as setFeatures does; true when any changed. */
 async function applyFeatures(ctx: ApplyContext, features: Partial<Record<FeatureName, boolean>>): Promise<boolean> {
-  const rows = await ctx.trx.selectFrom('instance_features').select(['name', 'enabled']).where('instance_id', '=', ctx.instanceId).execute();
+  const rows = await listInstanceFeatures(ctx.trx, ctx.instanceId);
   const changes = Object.fromEntries(Object.entries(features).filter(([name, enabled]) => rows.find((row) => row.name === name)?.enabled !== enabled));
   if (Object.keys(changes).length === 0) return false;
-  for (const [name, enabled] of Object.entries(changes)) {
-    await ctx.trx
-      .insertInto('instance_features')
-      .values({ instance_id: ctx.instanceId, name, enabled, changed_at: new Date() })
-      .onConflict((oc) => oc.columns(['instance_id', 'name']).doUpdateSet({ enabled, changed_at: new Date() }))
-      .execute();
-  }
+  for (const [name, enabled] of Object.entries(changes)) await upsertInstanceFeature(ctx.trx, ctx.instanceId, name, enabled);
   await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.features.set', changes);
   return true;
 }
@@ -99,14 +78,14 @@ async function applyFeatures(ctx: ApplyContext, features: Partial<Record<Feature
 /** The work of `applyBootstrap` inside a transaction that already holds the set-up lock. */
 export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
   const document: BootstrapDocument = bootstrap.document;
-  const existing = await trx.selectFrom('instances').selectAll().orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+  const existing = await findFirstInstance(trx);
   const firstOrg = document.orgs[0];
   const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [] };
   // A new instance's default org is the file's first org, whose id is chosen up front.
   const firstOrgId = existing ? undefined : firstOrg ? (firstOrg.id ?? newId()) : undefined;
   if (!existing) {
     const values = { id: ctx.instanceId, name: 'Gatehouse', default_org_id: firstOrgId ?? null, enable_impersonation: document.security.enableImpersonation ?? false };
-    await trx.insertInto('instances').values(values).execute();
+    await insertInstance(trx, values);
     await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.added', { name: values.name, defaultOrgId: values.default_org_id, enableImpersonation: values.enable_impersonation });
     record(ctx, 'instance', '', ctx.instanceId, 'created');
   }
@@ -121,7 +100,7 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Pro
     const changes = changedColumns(existing, desired);
     const changed = Object.keys(changes);
     if (changed.length > 0) {
-      await trx.updateTable('instances').set(changes).where('id', '=', existing.id).execute();
+      await updateInstance(trx, existing.id, changes);
       await emit(ctx, 'instance', existing.id, existing.id, 'instance.changed', { changed, ...changes });
     }
     record(ctx, 'instance', '', existing.id, changed.length > 0 || featuresChanged ? 'updated' : 'unchanged');

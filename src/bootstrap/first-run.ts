@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import { apiAudienceScope } from '../config/index.ts';
 import { randomToken } from '../domain/ids.ts';
 import type { DB } from '../store/database.ts';
-import { applyInTransaction, lockInstanceSetup } from './apply.ts';
+import { findFirstInstance, lockInstanceSetup } from '../store/instances.ts';
+import { applyInTransaction } from './apply.ts';
 import { validateBootstrap } from './schema.ts';
 
 export interface FirstRunOptions {
@@ -94,7 +95,7 @@ function firstRunDocument(domain: string, password: string, clientSecret: string
 }
 
 async function hasInstance(db: DB): Promise<boolean> {
-  return (await db.selectFrom('instances').select('id').limit(1).executeTakeFirst()) !== undefined;
+  return (await findFirstInstance(db)) !== undefined;
 }
 
 /** Creates the first-run defaults when the database has no instance; null when it already has one. */

@@ -2,6 +2,7 @@
  * Validation rules for the document, organizations and users, and the uniqueness checks that span
  * the whole document (names, domains, client ids, ids). Apps and keys: rules-apps.ts.
  */
+import { isValidEmail } from '../domain/email-address.ts';
 import { FEATURES, type FeatureName } from '../domain/features.ts';
 import type { Address } from '../store/schema.ts';
 import { ID_RULE, NAME_RULE, readProject, readPublicKey } from './rules-apps.ts';
@@ -25,7 +26,7 @@ const DOMAIN = pattern(
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i,
   'must be a domain name like acme.test',
 );
-const EMAIL = pattern(/^[^\s@]+@[^\s@]+$/, 'must be an email address like alice@acme.test');
+const EMAIL: StringRule = { check: (value) => (isValidEmail(value) ? undefined : 'must be an email address like alice@acme.test') };
 const PHONE = pattern(/^\+?[0-9][0-9 ()./-]{2,30}$/, 'must be a phone number like +41791234567');
 const LANGUAGE = pattern(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, 'must be a language tag like en or de-CH');
 const TEXT = NAME_RULE;

@@ -5,10 +5,10 @@
  * ZITADEL writes it (its SDKs, @zitadel/node among them, read that form).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { sql } from 'kysely';
 import { appendEvent } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import type { DB } from '../store/database.ts';
+import { findMachineUsersByName, insertMachineKey } from '../store/users.ts';
 
 export interface KeyFile {
   type: 'serviceaccount';
@@ -39,16 +39,11 @@ export async function createMachineKey(db: DB, options: CreateMachineKeyOptions)
   });
   const keyId = newId();
   const userId = await db.transaction().execute(async (trx) => {
-    const users = await trx
-      .selectFrom('users')
-      .select(['id', 'org_id', 'instance_id'])
-      .where('kind', '=', 'machine')
-      .where(sql<string>`lower(user_name)`, '=', options.userName.toLowerCase())
-      .execute();
+    const users = await findMachineUsersByName(trx, options.userName);
     const [user] = users;
     if (!user) throw new MachineKeyError(`no machine user named "${options.userName}"`);
     if (users.length > 1) throw new MachineKeyError(`several machine users are named "${options.userName}"`);
-    await trx.insertInto('machine_keys').values({ id: keyId, user_id: user.id, public_key: publicKey, expires_at: options.expiresAt ?? null }).execute();
+    await insertMachineKey(trx, { id: keyId, user_id: user.id, public_key: publicKey, expires_at: options.expiresAt ?? null });
     await appendEvent(trx, {
       instanceId: user.instance_id,
       aggregateType: 'user',

@@ -4,6 +4,17 @@
  * stored as its SHA-256 and exchanged once; a second exchange finds the grant it issued so that the
  * caller can revoke it (RFC 6749 §4.1.2).
  */
+import {
+  findAuthRequestByCodeForUpdate,
+  findPendingAuthRequest,
+  insertAuthRequest,
+  markAuthRequestClosed,
+  markCodeUsed,
+  movePendingAuthRequests,
+  setAuthRequestCode,
+  setAuthRequestSession,
+  setAuthRequestUser,
+} from '../store/auth-requests.ts';
 import type { DB } from '../store/database.ts';
 import type { AuthRequestRow } from '../store/schema.ts';
 import { sha256 } from './crypto.ts';
@@ -67,84 +78,62 @@ function toAuthRequest(row: AuthRequestRow): AuthRequest {
 }
 
 export async function createAuthRequest(db: DB, input: NewAuthRequest, now = new Date()): Promise<AuthRequest> {
-  const row = await db
-    .insertInto('auth_requests')
-    .values({
-      id: newId(),
-      instance_id: input.instanceId,
-      browser_hash: input.browser,
-      client_id: input.clientId,
-      redirect_uri: input.redirectUri,
-      response_type: input.responseType,
-      response_mode: input.responseMode,
-      scopes: input.scopes,
-      state: input.state ?? null,
-      nonce: input.nonce ?? null,
-      code_challenge: input.codeChallenge ?? null,
-      prompt: input.prompt,
-      max_age: input.maxAge ?? null,
-      login_hint: input.loginHint ?? null,
-      hint_user_id: input.hintUserId ?? null,
-      ui_locales: input.uiLocales,
-      created_at: now,
-      expires_at: new Date(now.getTime() + AUTH_REQUEST_SECONDS * 1000),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertAuthRequest(db, {
+    id: newId(),
+    instance_id: input.instanceId,
+    browser_hash: input.browser,
+    client_id: input.clientId,
+    redirect_uri: input.redirectUri,
+    response_type: input.responseType,
+    response_mode: input.responseMode,
+    scopes: input.scopes,
+    state: input.state ?? null,
+    nonce: input.nonce ?? null,
+    code_challenge: input.codeChallenge ?? null,
+    prompt: input.prompt,
+    max_age: input.maxAge ?? null,
+    login_hint: input.loginHint ?? null,
+    hint_user_id: input.hintUserId ?? null,
+    ui_locales: input.uiLocales,
+    created_at: now,
+    expires_at: new Date(now.getTime() + AUTH_REQUEST_SECONDS * 1000),
+  });
   return toAuthRequest(row);
 }
 
 /** A pending request of this browser: not expired, not yet answered. */
 export async function pendingAuthRequest(db: DB, id: string, browser: string, now = new Date()): Promise<AuthRequest | undefined> {
   if (!/^\d{1,24}$/.test(id)) return undefined;
-  const row = await db
-    .selectFrom('auth_requests')
-    .selectAll()
-    .where('id', '=', id)
-    .where('browser_hash', '=', browser)
-    .where('code_hash', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
+  const row = await findPendingAuthRequest(db, id, browser, now);
   return row ? toAuthRequest(row) : undefined;
 }
 
 /** Moves the browser's unanswered requests to its new cookie (SPEC 10.7; see sessions.ts moveBrowser). */
 export async function movePendingRequests(db: DB, instanceId: string, from: string, to: string, now = new Date()): Promise<void> {
-  await db
-    .updateTable('auth_requests')
-    .set({ browser_hash: to })
-    .where('instance_id', '=', instanceId)
-    .where('browser_hash', '=', from)
-    .where('code_hash', 'is', null)
-    .where('expires_at', '>', now)
-    .execute();
+  await movePendingAuthRequests(db, instanceId, from, to, now);
 }
 
 /** The login UI identified a user (or, with null, forgot the choice). */
 export async function selectUser(db: DB, id: string, userId: string | null): Promise<void> {
-  await db.updateTable('auth_requests').set({ user_id: userId, session_id: null }).where('id', '=', id).execute();
+  await setAuthRequestUser(db, id, userId);
 }
 
 /** The login is done: the request is authenticated by this session. */
 export async function attachSession(db: DB, id: string, userId: string, sessionId: string): Promise<void> {
-  await db.updateTable('auth_requests').set({ user_id: userId, session_id: sessionId }).where('id', '=', id).execute();
+  await setAuthRequestSession(db, id, userId, sessionId);
 }
 
 /** Answers the request with a code; the request can no longer be used in the login UI. */
 export async function issueCode(db: DB, id: string, lifetimeSeconds: number, now = new Date()): Promise<{ code: string; grantId: string }> {
   const code = randomToken(32);
   const grantId = newId();
-  await db
-    .updateTable('auth_requests')
-    .set({ code_hash: sha256(code), code_expires_at: new Date(now.getTime() + lifetimeSeconds * 1000), grant_id: grantId })
-    .where('id', '=', id)
-    .execute();
+  await setAuthRequestCode(db, id, { hash: sha256(code), expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000), grantId });
   return { code, grantId };
 }
 
 /** Marks an implicit or already answered request as done, so it cannot be replayed through the UI. */
 export async function closeAuthRequest(db: DB, id: string): Promise<void> {
-  await db.updateTable('auth_requests').set({ code_hash: `closed:${id}`, code_used_at: new Date() }).where('id', '=', id).execute();
+  await markAuthRequestClosed(db, id, new Date());
 }
 
 export type CodeExchange =
@@ -160,13 +149,13 @@ export type CodeExchange =
  */
 export async function consumeCode(db: DB, code: string, vet: (request: AuthRequest) => void, now = new Date()): Promise<CodeExchange> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('auth_requests').selectAll().where('code_hash', '=', sha256(code)).forUpdate().executeTakeFirst();
+    const row = await findAuthRequestByCodeForUpdate(trx, sha256(code));
     if (!row || !row.grant_id) return { kind: 'invalid' };
     const request = toAuthRequest(row);
     vet(request);
     if (row.code_used_at) return { kind: 'reused', grantId: row.grant_id };
     if (!row.code_expires_at || row.code_expires_at <= now) return { kind: 'invalid' };
-    await trx.updateTable('auth_requests').set({ code_used_at: now }).where('id', '=', row.id).execute();
+    await markCodeUsed(trx, row.id, now);
     return { kind: 'valid', request, grantId: row.grant_id };
   });
 }

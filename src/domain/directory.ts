@@ -1,10 +1,15 @@
 /**
  * Read-through caches of the records the hot endpoints need on every request: applications by client
  * id, machine users by user name, users by id, instance settings. Every change appends an event; the
- * change watcher (server/start.ts) clears these caches when the change mark moves (domain/events.ts),
+ * change watcher (server/jobs.ts) clears these caches when the change mark moves (domain/events.ts),
  * in this process and in every other process on the same database.
  */
+import { findMachineIdByName, findUserWithOrgDomain, listMachineKeys } from '../store/users.ts';
+import { findApplicationByClientId, listAppKeys } from '../store/apps.ts';
 import type { DB } from '../store/database.ts';
+import { findInstance } from '../store/instances.ts';
+import { findProjectOrgId } from '../store/projects.ts';
+import { listUserRoles } from '../store/users.ts';
 import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
 import type { RoleGrant } from './principal.ts';
@@ -97,6 +102,7 @@ export class Directory {
   readonly #machines = new BoundedCache<User | undefined>();
   readonly #users = new BoundedCache<User | undefined>();
   readonly #instances = new BoundedCache<InstanceSettings>();
+  readonly #projectOrgs = new BoundedCache<string | undefined>();
 
   constructor(db: DB) {
     this.#db = db;
@@ -107,15 +113,13 @@ export class Directory {
     this.#machines.clear();
     this.#users.clear();
     this.#instances.clear();
+    this.#projectOrgs.clear();
   }
 
   /** Settings of an instance; an unknown instance has the system defaults and no impersonation. */
   instance(instanceId: string): Promise<InstanceSettings> {
     return this.#instances.get(instanceId, async () => {
-      const [features, row] = await Promise.all([
-        getFeatures(this.#db, instanceId),
-        this.#db.selectFrom('instances').select('enable_impersonation').where('id', '=', instanceId).executeTakeFirst(),
-      ]);
+      const [features, row] = await Promise.all([getFeatures(this.#db, instanceId), findInstance(this.#db, instanceId)]);
       return { features, enableImpersonation: row?.enable_impersonation ?? false };
     });
   }
@@ -126,31 +130,25 @@ export class Directory {
 
   machineByName(instanceId: string, userName: string): Promise<User | undefined> {
     return this.#machines.get(`${instanceId}\n${userName.toLowerCase()}`, async () => {
-      const row = await this.#db
-        .selectFrom('users')
-        .select('id')
-        .where('instance_id', '=', instanceId)
-        .where('kind', '=', 'machine')
-        .where((eb) => eb(eb.fn('lower', ['user_name']), '=', userName.toLowerCase()))
-        .executeTakeFirst();
-      return row ? this.user(row.id) : undefined;
+      const id = await findMachineIdByName(this.#db, instanceId, userName);
+      return id === undefined ? undefined : this.user(id);
     });
   }
 
   user(userId: string): Promise<User | undefined> {
     return this.#users.get(userId, () => loadUser(this.#db, userId));
   }
+
+  /** The organization of a project (project audience scopes, SPEC 10.6); undefined when none has the id. */
+  projectOrgId(instanceId: string, projectId: string): Promise<string | undefined> {
+    return this.#projectOrgs.get(`${instanceId}\n${projectId}`, () => findProjectOrgId(this.#db, instanceId, projectId));
+  }
 }
 
 async function loadApplication(db: DB, instanceId: string, clientId: string): Promise<Application | undefined> {
-  const row = await db
-    .selectFrom('apps')
-    .selectAll()
-    .where('instance_id', '=', instanceId)
-    .where('client_id', '=', clientId)
-    .executeTakeFirst();
+  const row = await findApplicationByClientId(db, instanceId, clientId);
   if (!row) return undefined;
-  const keys = await db.selectFrom('app_keys').select(['id', 'public_key', 'expires_at']).where('app_id', '=', row.id).execute();
+  const keys = await listAppKeys(db, row.id);
   return {
     appId: row.id,
     instanceId: row.instance_id,
@@ -173,20 +171,9 @@ async function loadApplication(db: DB, instanceId: string, clientId: string): Pr
 }
 
 async function loadUser(db: DB, userId: string): Promise<User | undefined> {
-  const row = await db
-    .selectFrom('users')
-    .innerJoin('orgs', 'orgs.id', 'users.org_id')
-    .selectAll('users')
-    .select('orgs.primary_domain')
-    .where('users.id', '=', userId)
-    .executeTakeFirst();
+  const row = await findUserWithOrgDomain(db, userId);
   if (!row) return undefined;
-  const [roles, keys] = await Promise.all([
-    db.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', userId).execute(),
-    row.kind === 'machine'
-      ? db.selectFrom('machine_keys').select(['id', 'public_key', 'expires_at']).where('user_id', '=', userId).execute()
-      : Promise.resolve([]),
-  ]);
+  const [roles, keys] = await Promise.all([listUserRoles(db, userId), row.kind === 'machine' ? listMachineKeys(db, userId) : Promise.resolve([])]);
   return {
     id: row.id,
     instanceId: row.instance_id,

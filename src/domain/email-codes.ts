@@ -14,7 +14,10 @@ import type { Gatehouse } from '../context.ts';
 import { httpOrigin } from '../http/origin.ts';
 import { verificationMail } from '../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
+import { listOrgRedirectUris } from '../store/apps.ts';
 import type { DB } from '../store/database.ts';
+import { countEmailCodeAttempt, deleteEmailCode, findEmailCodeForUpdate, upsertEmailCode } from '../store/email-codes.ts';
+import { markEmailVerified } from '../store/users.ts';
 import { safeEqual, sha256 } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from './outbox.ts';
@@ -75,12 +78,7 @@ function inTransaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
 export async function createEmailCode(db: DB, userId: string, now = new Date()): Promise<string> {
   const code = newEmailCode();
   const salt = randomBytes(16).toString('hex');
-  const row = { code_hash: hashCode(salt, code), salt, expires_at: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000), created_at: now, attempts: 0 };
-  await db
-    .insertInto('email_codes')
-    .values({ user_id: userId, ...row })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet(row))
-    .execute();
+  await upsertEmailCode(db, userId, { code_hash: hashCode(salt, code), salt, expires_at: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000), created_at: now, attempts: 0 });
   return code;
 }
 
@@ -124,14 +122,9 @@ export interface IssuedEmailCode {
  * may take the code). Redirect URIs without an http(s) origin (custom schemes) add none.
  */
 export async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<EmailCodeUser, 'instanceId' | 'orgId'>): Promise<Set<string>> {
-  const apps = await db
-    .selectFrom('apps')
-    .select('redirect_uris')
-    .where('instance_id', '=', user.instanceId)
-    .where('org_id', '=', user.orgId)
-    .execute();
+  const redirectUris = await listOrgRedirectUris(db, user.instanceId, user.orgId);
   const origins = new Set([new URL(externalUrl).origin]);
-  for (const uri of apps.flatMap((app) => app.redirect_uris)) {
+  for (const uri of redirectUris.flat()) {
     const origin = httpOrigin(uri);
     if (origin !== undefined) origins.add(origin);
   }
@@ -206,23 +199,17 @@ export async function verifyEmailCodeWithDetails(target: Gatehouse | DB, userId:
   const gh = isGatehouse(target) ? target : undefined;
   const db = gh ? gh.db : (target as DB);
   const outcome = await inTransaction(db, async (trx): Promise<VerifyEmailCodeOutcome> => {
-    const row = await trx
-      .selectFrom('email_codes')
-      .innerJoin('users', 'users.id', 'email_codes.user_id')
-      .select(['email_codes.code_hash', 'email_codes.salt', 'email_codes.expires_at', 'email_codes.attempts', 'users.instance_id', 'users.org_id', 'users.email'])
-      .where('email_codes.user_id', '=', userId)
-      .forUpdate()
-      .executeTakeFirst();
+    const row = await findEmailCodeForUpdate(trx, userId);
     if (row === undefined) return { result: 'not_pending' };
     if (row.attempts >= EMAIL_CODE_MAX_ATTEMPTS) return { result: 'invalid' };
     if (row.expires_at.getTime() <= Date.now()) return { result: 'expired' };
     const given = code.trim().toUpperCase();
     if (!safeEqual(hashCode(row.salt, given), row.code_hash)) {
-      await trx.updateTable('email_codes').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('user_id', '=', userId).execute();
+      await countEmailCodeAttempt(trx, userId);
       return { result: 'invalid' };
     }
-    await trx.deleteFrom('email_codes').where('user_id', '=', userId).execute();
-    await trx.updateTable('users').set({ email_verified: true, changed_at: new Date() }).where('id', '=', userId).execute();
+    await deleteEmailCode(trx, userId);
+    await markEmailVerified(trx, userId, new Date());
     const details = await appendEvent(trx, {
       instanceId: row.instance_id,
       aggregateType: 'user',

@@ -1,9 +1,10 @@
 /**
  * The event log. Every change appends one event in the same transaction as the change; the event's
  * global sequence and time are what the API reports as `details` (SPEC §5), and a new sequence tells
- * every server process that its caches are stale (the change watcher in server/start.ts).
+ * every server process that its caches are stale (the change watcher in server/jobs.ts).
  */
 import type { DB } from '../store/database.ts';
+import { countChangesAbove, insertEvent, maxChangeSequence } from '../store/events.ts';
 
 export interface ChangeDetails {
   sequence: string;
@@ -24,31 +25,22 @@ export interface EventInput {
 }
 
 export async function appendEvent(db: DB, event: EventInput): Promise<ChangeDetails> {
-  const row = await db
-    .insertInto('events')
-    .values({
-      instance_id: event.instanceId,
-      aggregate_type: event.aggregateType,
-      aggregate_id: event.aggregateId,
-      resource_owner: event.resourceOwner,
-      event_type: event.type,
-      creator: event.creator ?? null,
-      payload: JSON.stringify(event.payload ?? {}),
-      ...(event.audit ? { audit: true } : {}),
-    })
-    .returning(['sequence', 'created_at'])
-    .executeTakeFirstOrThrow();
+  const row = await insertEvent(db, {
+    instance_id: event.instanceId,
+    aggregate_type: event.aggregateType,
+    aggregate_id: event.aggregateId,
+    resource_owner: event.resourceOwner,
+    event_type: event.type,
+    creator: event.creator ?? null,
+    payload: JSON.stringify(event.payload ?? {}),
+    ...(event.audit ? { audit: true } : {}),
+  });
   return { sequence: row.sequence, changeDate: row.created_at, resourceOwner: event.resourceOwner };
 }
 
 /** The last event that changed state (audit records excluded; events_changes_idx answers it). */
 export async function latestSequence(db: DB): Promise<string> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('sequence').as('max'))
-    .where('audit', '=', false)
-    .executeTakeFirst();
-  return row?.max === null || row?.max === undefined ? '0' : String(row.max);
+  return (await maxChangeSequence(db)) ?? '0';
 }
 
 /** How far back a change that commits after later ones is still noticed (sequence numbers). */
@@ -61,11 +53,6 @@ const LATE_COMMIT_WINDOW = 1000n;
  */
 export async function changeMark(db: DB): Promise<string> {
   const last = await latestSequence(db);
-  const recent = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('audit', '=', false)
-    .where('sequence', '>', (BigInt(last) - LATE_COMMIT_WINDOW).toString())
-    .executeTakeFirst();
-  return `${last}/${recent?.count ?? 0}`;
+  const recent = await countChangesAbove(db, (BigInt(last) - LATE_COMMIT_WINDOW).toString());
+  return `${last}/${recent}`;
 }

@@ -2,7 +2,9 @@
  * Instance features (zitadel.feature.v2). A feature is either set on the instance or inherits the
  * system default; only `oidcTokenExchange` exists so far, off by default (SPEC §3).
  */
+import { findLastFeatureEvent } from '../store/events.ts';
 import type { DB } from '../store/database.ts';
+import { deleteInstanceFeatures, findInstance, listInstanceFeatures, upsertInstanceFeature } from '../store/instances.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 
 export const FEATURES = {
@@ -21,7 +23,7 @@ export function isFeatureName(name: string): name is FeatureName {
 }
 
 export async function getFeatures(db: DB, instanceId: string): Promise<Record<FeatureName, FeatureState>> {
-  const rows = await db.selectFrom('instance_features').select(['name', 'enabled']).where('instance_id', '=', instanceId).execute();
+  const rows = await listInstanceFeatures(db, instanceId);
   const result = {} as Record<FeatureName, FeatureState>;
   for (const name of Object.keys(FEATURES) as FeatureName[]) {
     const row = rows.find((r) => r.name === name);
@@ -39,11 +41,7 @@ export async function setFeatures(
   return db.transaction().execute(async (trx) => {
     for (const [name, enabled] of Object.entries(changes)) {
       if (enabled === undefined) continue;
-      await trx
-        .insertInto('instance_features')
-        .values({ instance_id: instanceId, name, enabled, changed_at: new Date() })
-        .onConflict((oc) => oc.columns(['instance_id', 'name']).doUpdateSet({ enabled, changed_at: new Date() }))
-        .execute();
+      await upsertInstanceFeature(trx, instanceId, name, enabled);
     }
     return appendEvent(trx, {
       instanceId,
@@ -59,7 +57,7 @@ export async function setFeatures(
 
 export async function resetFeatures(db: DB, instanceId: string, creator?: string): Promise<ChangeDetails> {
   return db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('instance_features').where('instance_id', '=', instanceId).execute();
+    await deleteInstanceFeatures(trx, instanceId);
     return appendEvent(trx, {
       instanceId,
       aggregateType: 'instance',
@@ -77,16 +75,8 @@ export async function resetFeatures(db: DB, instanceId: string, creator?: string
  * when the instance does not exist.
  */
 export async function featureDetails(db: DB, instanceId: string): Promise<ChangeDetails | undefined> {
-  const last = await db
-    .selectFrom('events')
-    .select(['sequence', 'created_at', 'resource_owner'])
-    .where('aggregate_type', '=', 'instance')
-    .where('aggregate_id', '=', instanceId)
-    .where('event_type', 'like', 'instance.features.%')
-    .orderBy('sequence', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const last = await findLastFeatureEvent(db, instanceId);
   if (last) return { sequence: last.sequence, changeDate: last.created_at, resourceOwner: last.resource_owner };
-  const instance = await db.selectFrom('instances').select('created_at').where('id', '=', instanceId).executeTakeFirst();
+  const instance = await findInstance(db, instanceId);
   return instance ? { sequence: '0', changeDate: instance.created_at, resourceOwner: instanceId } : undefined;
 }

@@ -5,14 +5,27 @@
  * sealed with the master key. A code is accepted one step either side of now, and never for a step
  * at or before the last accepted one, so an accepted code cannot be replayed.
  *
- * Counting wrong codes towards the lockout is the caller's part (login/password-check.ts), as it is
- * for passwords; these functions only say whether a code was valid.
+ * Counting wrong codes towards the lockout is the caller's part (domain/lockout.ts), as it is for
+ * passwords; these functions only say whether a code was valid.
  */
 import { HOTP, Secret } from 'otpauth';
 import type { Gatehouse } from '../context.ts';
 import type { DB } from '../store/database.ts';
+import {
+  deleteOtpFactor,
+  findOtpFactor,
+  findOtpFactorState,
+  findOtpFactorStateForUpdate,
+  findReadyOtpFactorForUpdate,
+  hasReadyOtpFactor,
+  markOtpFactorReady,
+  recordOtpStep,
+  upsertUnverifiedOtpFactor,
+} from '../store/otp-factors.ts';
+import { takeUserRowLock } from '../store/users.ts';
 import { safeEqual } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
+import { currentLockUnderRowLock } from './lockout.ts';
 
 export const OTP_PERIOD_SECONDS = 30;
 export const OTP_DIGITS = 6;
@@ -92,17 +105,9 @@ function lastStepOf(value: string | number | null): number | null {
 export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date()): Promise<AddOtpResult> {
   const secret = new Secret({ size: SECRET_BYTES }).base32;
   return gh.db.transaction().execute(async (trx) => {
-    await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().executeTakeFirstOrThrow();
-    const existing = await trx.selectFrom('otp_factors').select('state').where('user_id', '=', user.id).executeTakeFirst();
-    if (existing?.state === 'ready') return { kind: 'exists' } as const;
-    const sealed = gh.masterKey.encrypt(secret);
-    await trx
-      .insertInto('otp_factors')
-      .values({ user_id: user.id, secret: sealed, state: 'unverified', last_step: null, created_at: now, changed_at: now })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet({ secret: sealed, state: 'unverified', last_step: null, created_at: now, changed_at: now }).where('otp_factors.state', '=', 'unverified'),
-      )
-      .execute();
+    await takeUserRowLock(trx, user.id);
+    if ((await findOtpFactorState(trx, user.id)) === 'ready') return { kind: 'exists' } as const;
+    await upsertUnverifiedOtpFactor(trx, user.id, gh.masterKey.encrypt(secret), now);
     const details = await appendEvent(trx, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
@@ -128,14 +133,14 @@ export async function verifyOtpFactor<R>(
   refuse: (trx: DB) => Promise<R>,
 ): Promise<VerifyOtpResult<R>> {
   return gh.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
-    const lockedUntil = await lockUser(trx, user.id, now);
-    const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', user.id).executeTakeFirst();
+    const lockedUntil = await currentLockUnderRowLock(trx, user.id, now);
+    const factor = await findOtpFactor(trx, user.id);
     if (!factor) return { kind: 'not_found' } as const;
     if (factor.state === 'ready') return { kind: 'already_ready' } as const;
     if (lockedUntil) return { kind: 'locked', until: lockedUntil } as const;
     const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
     if (step === undefined) return { kind: 'invalid', refusal: await refuse(trx) };
-    await trx.updateTable('otp_factors').set({ state: 'ready', last_step: step, changed_at: now }).where('user_id', '=', user.id).execute();
+    await markOtpFactorReady(trx, user.id, step, now);
     const details = await appendEvent(trx, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
@@ -157,10 +162,10 @@ export async function verifyOtpFactor<R>(
  */
 export async function removeOtpFactor(gh: Gatehouse, user: OtpUser, usedFactor: boolean): Promise<RemoveOtpResult> {
   return gh.db.transaction().execute(async (trx) => {
-    const factor = await trx.selectFrom('otp_factors').select('state').where('user_id', '=', user.id).forUpdate().executeTakeFirst();
-    if (!factor) return { kind: 'not_found' } as const;
-    if (factor.state === 'ready' && !usedFactor) return { kind: 'needs_otp_sign_in' } as const;
-    await trx.deleteFrom('otp_factors').where('user_id', '=', user.id).execute();
+    const state = await findOtpFactorStateForUpdate(trx, user.id);
+    if (!state) return { kind: 'not_found' } as const;
+    if (state === 'ready' && !usedFactor) return { kind: 'needs_otp_sign_in' } as const;
+    await deleteOtpFactor(trx, user.id);
     const details = await appendEvent(trx, {
       instanceId: gh.instanceId,
       aggregateType: 'user',
@@ -175,17 +180,7 @@ export async function removeOtpFactor(gh: Gatehouse, user: OtpUser, usedFactor: 
 
 /** Whether the user has a verified factor (the login UI then asks for a code after the password). */
 export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
-  const row = await db.selectFrom('otp_factors').select('user_id').where('user_id', '=', userId).where('state', '=', 'ready').executeTakeFirst();
-  return row !== undefined;
-}
-
-/**
- * Takes the user's row lock for the rest of the transaction, and returns the user's lockout if it
- * has not expired: read under the lock, so a failure counted by a check that ran just before is seen.
- */
-async function lockUser(trx: DB, userId: string, now: Date): Promise<Date | undefined> {
-  const account = await trx.selectFrom('users').select('locked_until').where('id', '=', userId).forUpdate().executeTakeFirst();
-  return account?.locked_until && account.locked_until > now ? account.locked_until : undefined;
+  return hasReadyOtpFactor(db, userId);
 }
 
 export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date } | { kind: 'refused'; refusal: R };
@@ -205,12 +200,12 @@ export async function checkOtpCode<R>(
   refuse: (trx: DB) => Promise<R>,
 ): Promise<OtpCodeCheck<R>> {
   return gh.db.transaction().execute(async (trx): Promise<OtpCodeCheck<R>> => {
-    const lockedUntil = await lockUser(trx, userId, now);
+    const lockedUntil = await currentLockUnderRowLock(trx, userId, now);
     if (lockedUntil) return { kind: 'locked', until: lockedUntil };
-    const factor = await trx.selectFrom('otp_factors').selectAll().where('user_id', '=', userId).where('state', '=', 'ready').forUpdate().executeTakeFirst();
+    const factor = await findReadyOtpFactorForUpdate(trx, userId);
     const step = factor ? matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
     if (step === undefined) return { kind: 'refused', refusal: await refuse(trx) };
-    await trx.updateTable('otp_factors').set({ last_step: step, changed_at: now }).where('user_id', '=', userId).execute();
+    await recordOtpStep(trx, userId, step, now);
     return { kind: 'valid' };
   });
 }

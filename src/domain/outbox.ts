@@ -4,8 +4,8 @@
  * Sent rows keep recipient, subject and times only (SPEC 10.2), which is what the mail limits count:
  * the outbox is durable and shared by every process on the database.
  */
-import { sql } from 'kysely';
 import type { DB } from '../store/database.ts';
+import { insertOutboxMail, lockOutboxRecipient, secondsLeftInMailWindow, type MailCount } from '../store/outbox.ts';
 import { newId } from './ids.ts';
 
 export interface OutgoingMail {
@@ -24,23 +24,20 @@ export interface OutgoingMail {
 /** Queues a message for delivery; `db` may be a transaction. Resolves to the outbox row's id. */
 export async function enqueueMail(db: DB, mail: OutgoingMail): Promise<string> {
   const id = newId();
-  await db
-    .insertInto('outbox')
-    .values({
-      id,
-      instance_id: mail.instanceId,
-      recipient: mail.to,
-      subject: mail.subject,
-      text_body: mail.text,
-      html_body: mail.html,
-      user_id: mail.userId ?? null,
-    })
-    .execute();
+  await insertOutboxMail(db, {
+    id,
+    instance_id: mail.instanceId,
+    recipient: mail.to,
+    subject: mail.subject,
+    text_body: mail.text,
+    html_body: mail.html,
+    user_id: mail.userId ?? null,
+  });
   return id;
 }
 
-/** Which mails a limit counts: those about one user, or those to one address (case-insensitive). */
-export type MailCount = { userId: string } | { recipient: string };
+/** Which mails a limit counts (the type lives beside its statement). */
+export type { MailCount };
 
 /**
  * Whether `limit` mails of `which` were queued within the last `windowSeconds` (database time, so
@@ -48,17 +45,9 @@ export type MailCount = { userId: string } | { recipient: string };
  * Mails queued earlier in the caller's transaction count too.
  */
 export async function mailLimitReached(db: DB, which: MailCount, limit: number, windowSeconds: number): Promise<{ retryAfterSeconds: number } | undefined> {
-  const window = sql<Date>`now() - make_interval(secs => ${windowSeconds})`;
-  const rows = await db
-    .selectFrom('outbox')
-    .select(sql<number>`ceil(extract(epoch from created_at - (${window})))::int`.as('left'))
-    .where((eb) => ('userId' in which ? eb('user_id', '=', which.userId) : eb(sql<string>`lower(recipient)`, '=', which.recipient.toLowerCase())))
-    .where('created_at', '>', window)
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .execute();
-  if (rows.length < limit) return undefined;
-  return { retryAfterSeconds: Math.max(1, rows[rows.length - 1]!.left) };
+  const left = await secondsLeftInMailWindow(db, which, limit, windowSeconds);
+  if (left.length < limit) return undefined;
+  return { retryAfterSeconds: Math.max(1, left[left.length - 1]!) };
 }
 
 /**
@@ -67,5 +56,5 @@ export async function mailLimitReached(db: DB, which: MailCount, limit: number, 
  * per-recipient count. The per-user count is serialized by the caller's lock on the user row.
  */
 export async function lockRecipient(db: DB, recipient: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`outbox recipient ${recipient.toLowerCase()}`}))`.execute(db);
+  await lockOutboxRecipient(db, recipient);
 }

@@ -11,6 +11,16 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { DB } from '../store/database.ts';
 import type { UserSessionRow } from '../store/schema.ts';
+import {
+  endActiveBrowserSessions,
+  findActiveSession,
+  findBrowserUserSessionForUpdate,
+  insertSession,
+  listActiveSessions,
+  moveActiveSessions,
+  reauthenticateSession,
+  setSessionLastUsed,
+} from '../store/user-sessions.ts';
 import { sha256, type MasterKey } from './crypto.ts';
 import { newId, randomToken } from './ids.ts';
 import { movePendingRequests } from './auth-requests.ts';
@@ -56,19 +66,12 @@ function toSession(row: UserSessionRow): UserSession {
 
 /** The browser's active sessions, most recently used first. */
 export async function activeSessions(db: DB, instanceId: string, browser: string): Promise<UserSession[]> {
-  const rows = await db
-    .selectFrom('user_sessions')
-    .selectAll()
-    .where('instance_id', '=', instanceId)
-    .where('browser_hash', '=', browser)
-    .where('ended_at', 'is', null)
-    .orderBy('last_used_at', 'desc')
-    .execute();
+  const rows = await listActiveSessions(db, instanceId, browser);
   return rows.map(toSession);
 }
 
 export async function sessionById(db: DB, id: string): Promise<UserSession | undefined> {
-  const row = await db.selectFrom('user_sessions').selectAll().where('id', '=', id).where('ended_at', 'is', null).executeTakeFirst();
+  const row = await findActiveSession(db, id);
   return row ? toSession(row) : undefined;
 }
 
@@ -82,47 +85,29 @@ export async function recordAuthentication(
 ): Promise<UserSession> {
   const at = input.at ?? new Date();
   return db.transaction().execute(async (trx) => {
-    const existing = await trx
-      .selectFrom('user_sessions')
-      .selectAll()
-      .where('browser_hash', '=', input.browser)
-      .where('user_id', '=', input.userId)
-      .where('ended_at', 'is', null)
-      .forUpdate()
-      .executeTakeFirst();
-    if (existing) {
-      const row = await trx
-        .updateTable('user_sessions')
-        .set({ auth_time: at, amr: input.amr, last_used_at: at })
-        .where('id', '=', existing.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toSession(row);
-    }
-    const row = await trx
-      .insertInto('user_sessions')
-      .values({ id: newId(), instance_id: input.instanceId, browser_hash: input.browser, user_id: input.userId, auth_time: at, amr: input.amr, created_at: at, last_used_at: at })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const existing = await findBrowserUserSessionForUpdate(trx, input.browser, input.userId);
+    if (existing) return toSession(await reauthenticateSession(trx, existing.id, { amr: input.amr, at }));
+    const row = await insertSession(trx, {
+      id: newId(),
+      instance_id: input.instanceId,
+      browser_hash: input.browser,
+      user_id: input.userId,
+      auth_time: at,
+      amr: input.amr,
+      created_at: at,
+      last_used_at: at,
+    });
     return toSession(row);
   });
 }
 
 export async function touchSession(db: DB, id: string, at = new Date()): Promise<void> {
-  await db.updateTable('user_sessions').set({ last_used_at: at }).where('id', '=', id).execute();
+  await setSessionLastUsed(db, id, at);
 }
 
 /** Ends every active session of the browser; returns their ids (to revoke what they issued). */
 export async function endBrowserSessions(db: DB, instanceId: string, browser: string): Promise<string[]> {
-  const rows = await db
-    .updateTable('user_sessions')
-    .set({ ended_at: new Date() })
-    .where('instance_id', '=', instanceId)
-    .where('browser_hash', '=', browser)
-    .where('ended_at', 'is', null)
-    .returning('id')
-    .execute();
-  return rows.map((r) => r.id);
+  return endActiveBrowserSessions(db, instanceId, browser, new Date());
 }
 
 /**
@@ -132,13 +117,7 @@ export async function endBrowserSessions(db: DB, instanceId: string, browser: st
  */
 export async function moveBrowser(db: DB, instanceId: string, from: string, to: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('user_sessions')
-      .set({ browser_hash: to })
-      .where('instance_id', '=', instanceId)
-      .where('browser_hash', '=', from)
-      .where('ended_at', 'is', null)
-      .execute();
+    await moveActiveSessions(trx, instanceId, from, to);
     await movePendingRequests(trx, instanceId, from, to);
   });
 }

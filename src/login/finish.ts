@@ -6,10 +6,10 @@
 import type { Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { attachSession, type AuthRequest } from '../domain/auth-requests.ts';
+import { clearLockout } from '../domain/lockout.ts';
 import { recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
 import { renewBrowser } from '../oauth/browser.ts';
 import { goToCallback } from './flow.ts';
-import { clearFailedPasswords } from './store.ts';
 
 /**
  * The user has just authenticated with every factor they need, `amr` naming them (RFC 8176 values:
@@ -18,7 +18,7 @@ import { clearFailedPasswords } from './store.ts';
  * value someone planted or copied before the sign-in carries nothing of it.
  */
 export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[]): Promise<void> {
-  await clearFailedPasswords(gh.db, userId);
+  await clearLockout(gh.db, userId);
   const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId, amr });
   await attachSession(gh.db, request.id, userId, session.id);
   await renewBrowser(gh, res, request.browser);

@@ -9,7 +9,8 @@ import type { Gatehouse } from '../context.ts';
 import { hashSecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
-import { isUniqueViolation, registrationTarget, userNameTaken } from './store.ts';
+import { findRegistrationTarget } from '../store/instances.ts';
+import { insertUser, isUniqueViolation, userNameTaken } from '../store/users.ts';
 
 export interface Registration {
   userName: string;
@@ -22,10 +23,14 @@ export interface Registration {
 
 export type RegistrationResult = { kind: 'created'; userId: string } | { kind: 'taken' } | { kind: 'unavailable' };
 
-/** The organization self-registration creates users in, when registration is open. */
+/**
+ * The organization self-registration creates users in, when registration is open: the instance's
+ * default organization, if it allows it (SPEC 10.12: `allowRegister`, unset meaning true for the
+ * default org).
+ */
 export async function registrationOrg(gh: Gatehouse): Promise<string | undefined> {
-  const target = await registrationTarget(gh.db, gh.instanceId);
-  return target?.allowed ? target.orgId : undefined;
+  const target = await findRegistrationTarget(gh.db, gh.instanceId);
+  return target && (target.allow_register ?? true) ? target.id : undefined;
 }
 
 export async function registerHuman(gh: Gatehouse, input: Registration): Promise<RegistrationResult> {
@@ -39,28 +44,25 @@ export async function registerHuman(gh: Gatehouse, input: Registration): Promise
   const userId = newId();
   try {
     await gh.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('users')
-        .values({
-          id: userId,
-          instance_id: gh.instanceId,
-          org_id: orgId,
-          kind: 'human',
-          user_name: input.userName,
-          password_hash: passwordHash,
-          email: input.email,
-          email_verified: false,
-          given_name: input.givenName,
-          family_name: input.familyName,
-          display_name: `${input.givenName} ${input.familyName}`,
-          preferred_language: input.preferredLanguage,
-          phone: null,
-          nickname: null,
-          gender: null,
-          address: null,
-          secret_hash: null,
-        })
-        .execute();
+      await insertUser(trx, {
+        id: userId,
+        instance_id: gh.instanceId,
+        org_id: orgId,
+        kind: 'human',
+        user_name: input.userName,
+        password_hash: passwordHash,
+        email: input.email,
+        email_verified: false,
+        given_name: input.givenName,
+        family_name: input.familyName,
+        display_name: `${input.givenName} ${input.familyName}`,
+        preferred_language: input.preferredLanguage,
+        phone: null,
+        nickname: null,
+        gender: null,
+        address: null,
+        secret_hash: null,
+      });
       await appendEvent(trx, {
         instanceId: gh.instanceId,
         aggregateType: 'user',

@@ -23,8 +23,18 @@
  * subject and times stay, for the mail limits and for the operator. Sent rows are pruned after
  * 7 days by the housekeeping of every worker (at start, then every 10 minutes).
  */
-import { sql } from 'kysely';
 import type { Gatehouse } from '../context.ts';
+import {
+  anyMailDue,
+  deleteSentMail,
+  lockDueMails,
+  lockNextDueMail,
+  markMailSent,
+  markMailsDelivered,
+  postponeMail,
+  recordMailFailure,
+  type DueMail,
+} from '../store/outbox.ts';
 import { createSmtpTransport, redactedSmtpUrl, type MailTransport } from './smtp.ts';
 
 export interface MailWorker {
@@ -54,19 +64,7 @@ export interface MailWorkerOptions {
 /** Marks rows a worker without SMTP delivered to its log: sent, but not mailed. */
 export const LOGGED_WITHOUT_SMTP = 'not mailed: no SMTP server configured (message logged)';
 
-/** What `sent` leaves of a row (SPEC 10.2): the bodies (with their codes) go. */
-const WITHOUT_BODIES = { text_body: '', html_body: '' } as const;
-
 const MAX_ERROR_LENGTH = 200;
-
-interface OutboxMessage {
-  id: string;
-  recipient: string;
-  subject: string;
-  text_body: string;
-  html_body: string;
-  attempts: number;
-}
 
 /** The Message-ID of an outbox row: the same for every attempt. */
 export function messageIdFor(outboxId: string, externalUrl: string): string {
@@ -110,30 +108,16 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
   let again = false;
 
   /** One due row, reserved for this process for one lease; undefined when none is due. */
-  async function claim(): Promise<OutboxMessage | undefined> {
+  async function claim(): Promise<DueMail | undefined> {
     return db.transaction().execute(async (tx) => {
-      const row = await tx
-        .selectFrom('outbox')
-        .select(['id', 'recipient', 'subject', 'text_body', 'html_body', 'attempts'])
-        .where('instance_id', '=', instanceId)
-        .where('sent_at', 'is', null)
-        .where('next_attempt_at', '<=', sql<Date>`now()`)
-        .orderBy('next_attempt_at')
-        .limit(1)
-        .forUpdate()
-        .skipLocked()
-        .executeTakeFirst();
+      const row = await lockNextDueMail(tx, instanceId);
       if (!row) return undefined;
-      await tx
-        .updateTable('outbox')
-        .set({ next_attempt_at: sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})` })
-        .where('id', '=', row.id)
-        .execute();
+      await postponeMail(tx, row.id, leaseMs / 1000);
       return row;
     });
   }
 
-  async function deliver(transport: MailTransport, row: OutboxMessage): Promise<void> {
+  async function deliver(transport: MailTransport, row: DueMail): Promise<void> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error(`send took longer than ${sendTimeoutMs} ms`)), sendTimeoutMs);
     try {
@@ -150,76 +134,42 @@ export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'i
       const attempts = row.attempts + 1;
       const delay = Math.min(maxBackoff, 2 ** attempts);
       const lastError = shortError(error, config.smtpUrl);
-      await db
-        .updateTable('outbox')
-        .set({ attempts, last_error: lastError, next_attempt_at: sql<Date>`now() + make_interval(secs => ${delay})` })
-        .where('id', '=', row.id)
-        .execute();
+      await recordMailFailure(db, row.id, attempts, lastError, delay);
       log.warn({ outboxId: row.id, attempts, retryInSeconds: delay, error: lastError }, 'mail delivery failed; will retry');
       return;
     } finally {
       clearTimeout(timer);
     }
-    await db.updateTable('outbox').set({ sent_at: sql<Date>`now()`, last_error: null, ...WITHOUT_BODIES }).where('id', '=', row.id).execute();
+    await markMailSent(db, row.id);
     log.info({ outboxId: row.id, attempts: row.attempts + 1 }, 'mail sent');
   }
 
   /** Without SMTP: logs the due messages, once each, and records them as delivered to the log. */
   async function logUnsent(): Promise<number> {
     return db.transaction().execute(async (tx) => {
-      const rows = await tx
-        .selectFrom('outbox')
-        .select(['id', 'recipient', 'subject', 'text_body'])
-        .where('instance_id', '=', instanceId)
-        .where('sent_at', 'is', null)
-        .where('next_attempt_at', '<=', sql<Date>`now()`)
-        .orderBy('created_at')
-        .limit(20)
-        .forUpdate()
-        .skipLocked()
-        .execute();
+      const rows = await lockDueMails(tx, instanceId, 20);
       for (const row of rows) {
         log.info({ outboxId: row.id, to: row.recipient, subject: row.subject, text: row.text_body }, 'mail not sent (no SMTP configured): logged instead');
       }
       if (rows.length > 0) {
-        await tx
-          .updateTable('outbox')
-          .set({ sent_at: sql<Date>`now()`, last_error: LOGGED_WITHOUT_SMTP, ...WITHOUT_BODIES })
-          .where('id', 'in', rows.map((r) => r.id))
-          .execute();
+        await markMailsDelivered(tx, rows.map((r) => r.id), LOGGED_WITHOUT_SMTP);
       }
       return rows.length;
     });
-  }
-
-  /** A plain read first: an idle poll costs one query and never holds a connection in a transaction. */
-  async function anythingDue(): Promise<boolean> {
-    const due = await db
-      .selectFrom('outbox')
-      .select('id')
-      .where('instance_id', '=', instanceId)
-      .where('sent_at', 'is', null)
-      .where('next_attempt_at', '<=', sql<Date>`now()`)
-      .limit(1)
-      .executeTakeFirst();
-    return due !== undefined;
   }
 
   /** SPEC 10.2: sent rows go after `keepSentSeconds`; any worker may do it, deleting twice is harmless. */
   async function pruneSent(): Promise<void> {
     if (Date.now() - prunedAt < pruneIntervalMs) return;
     prunedAt = Date.now();
-    const result = await db
-      .deleteFrom('outbox')
-      .where('instance_id', '=', instanceId)
-      .where('sent_at', '<', sql<Date>`now() - make_interval(secs => ${keepSentSeconds})`)
-      .executeTakeFirst();
-    if (result.numDeletedRows > 0n) log.info({ deleted: Number(result.numDeletedRows) }, 'old sent mail pruned from the outbox');
+    const deleted = await deleteSentMail(db, instanceId, keepSentSeconds);
+    if (deleted > 0) log.info({ deleted }, 'old sent mail pruned from the outbox');
   }
 
   async function drain(): Promise<void> {
     await pruneSent();
-    if (!(await anythingDue())) return;
+    // A plain read first: an idle poll costs one query and never holds a connection in a transaction.
+    if (!(await anyMailDue(db, instanceId))) return;
     if (!transport) {
       while (!stopped && (await logUnsent()) > 0);
       return;

@@ -9,6 +9,7 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload
 import { sha256 } from '../domain/crypto.ts';
 import type { PublicKeyEntry } from '../domain/directory.ts';
 import type { DB } from '../store/database.ts';
+import { markAssertionUsed } from '../store/used-assertions.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
 
 /** Signature algorithms accepted on assertions (also published in discovery). */
@@ -116,10 +117,6 @@ export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: A
  */
 async function acceptOnce(db: DB, assertion: string, payload: JWTPayload, rules: AssertionRules): Promise<void> {
   const mark = typeof payload.jti === 'string' && payload.jti !== '' ? `jti ${sha256(payload.jti)}` : `jwt ${sha256(assertion.slice(0, assertion.lastIndexOf('.')))}`;
-  const inserted = await db
-    .insertInto('used_assertions')
-    .values({ id: `${rules.party}\n${mark}`, expires_at: new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000) })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows === 0n) throw rules.reject(`${rules.name} was already used`);
+  const first = await markAssertionUsed(db, `${rules.party}\n${mark}`, new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000));
+  if (!first) throw rules.reject(`${rules.name} was already used`);
 }

@@ -47,14 +47,8 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
   }
   const projectIds = [...projectScopes.keys()];
   if (projectIds.length > 0) {
-    const own = await gh.db
-      .selectFrom('projects')
-      .select('id')
-      .where('instance_id', '=', gh.instanceId)
-      .where('org_id', '=', orgId)
-      .where('id', 'in', projectIds)
-      .execute();
-    const refused = projectIds.find((id) => !own.some((row) => row.id === id));
+    const owners = await Promise.all(projectIds.map((id) => gh.directory.projectOrgId(gh.instanceId, id)));
+    const refused = projectIds.find((_id, i) => owners[i] !== orgId);
     if (refused !== undefined) throw new InvalidScope(`scope ${projectScopes.get(refused)!} names no project of the client's organization`);
   }
   return { scopes: requested, projectIds, api };

@@ -5,8 +5,9 @@
  * credentials: browser apps send tokens in headers, never our cookies.
  */
 import type http from 'node:http';
-import type { DB } from '../store/database.ts';
 import { httpOrigin } from '../http/origin.ts';
+import { listAppRedirectUris } from '../store/apps.ts';
+import type { DB } from '../store/database.ts';
 
 const ALLOW_HEADERS = [
   'authorization', 'content-type', 'accept', 'x-request-id',
@@ -28,7 +29,7 @@ export function createCors(db: DB, instanceId: string, externalUrl: string): Cor
   const own = httpOrigin(externalUrl);
 
   const load = async (): Promise<Set<string>> => {
-    const rows = await db.selectFrom('apps').select(['redirect_uris', 'post_logout_redirect_uris']).where('instance_id', '=', instanceId).execute();
+    const rows = await listAppRedirectUris(db, instanceId);
     const origins = new Set<string>(own ? [own] : []);
     for (const row of rows) for (const uri of [...row.redirect_uris, ...row.post_logout_redirect_uris]) {
       const origin = httpOrigin(uri);

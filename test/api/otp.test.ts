@@ -9,7 +9,7 @@ import { Code, ConnectError, createClient, type Transport } from '@connectrpc/co
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import { checkOtpCode } from '../../src/domain/otp.ts';
-import { LOCKOUT_THRESHOLD } from '../../src/login/password-check.ts';
+import { LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
 import { addHuman } from '../login/support.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';

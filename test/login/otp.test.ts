@@ -6,7 +6,7 @@
  */
 import { decodeJwt } from 'jose';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
-import { LOCKOUT_THRESHOLD } from '../../src/login/password-check.ts';
+import { LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 import { IDS, SECRETS } from '../support/fixtures.ts';
 import { basic, postForm } from '../support/http.ts';

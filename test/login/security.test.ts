@@ -6,7 +6,7 @@
 import * as client from 'openid-client';
 import { randomToken } from '../../src/domain/ids.ts';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
-import { rememberLoginName } from '../../src/login/store.ts';
+import { rememberLoginName } from '../../src/store/auth-requests.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { whileHashingQueueFull } from '../support/hashing.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';

@@ -6,7 +6,7 @@
  */
 import { IDS } from '../support/fixtures.ts';
 import { verifySecret } from '../../src/domain/crypto.ts';
-import { LOCKOUT_SECONDS, LOCKOUT_THRESHOLD } from '../../src/login/password-check.ts';
+import { LOCKOUT_SECONDS, LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
 import {
   addHuman,
   ALICE,

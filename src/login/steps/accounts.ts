@@ -10,11 +10,11 @@ import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../../domain/auth-requests.ts';
 import type { User } from '../../domain/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { rememberLoginName } from '../../store/auth-requests.ts';
 import { finishWithSession } from '../finish.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { link, page } from '../layout.ts';
-import { rememberLoginName } from '../store.ts';
 
 interface Account {
   session: UserSession;

@@ -1,47 +1,27 @@
 /**
  * Step 3 for users with a verified authenticator-app factor (SPEC §7): after a valid password the
- * password step records the user as owing a one-time code (`awaitOtp`) and sends the browser here;
- * a valid code finishes the sign-in with amr ['pwd', 'otp', 'mfa']. Wrong codes count towards the
- * same lockout as wrong passwords (password-check.ts), and the count survives a right password: only
- * the completed sign-in resets it (SPEC 10.3), so re-entering the password buys no new guesses.
+ * password step records the user as owing a one-time code (`markOtpPending`) and sends the browser
+ * here; a valid code finishes the sign-in with amr ['pwd', 'otp', 'mfa']. Wrong codes count towards
+ * the same lockout as wrong passwords (domain/lockout.ts), and the count survives a right password:
+ * only the completed sign-in resets it (SPEC 10.3), so re-entering the password buys no new guesses.
  *
  * The pending mark names the user whose password was checked: naming another user in the login name
- * step afterwards (which changes auth_requests.user_id) does not carry the checked password over.
+ * step afterwards (which changes auth_requests.user_id) does not carry the checked password over
+ * (domain/sign-in.ts pendingOtp).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
+import { countFailedAttempt, type AttemptRefusal } from '../../domain/lockout.ts';
 import { checkOtpCode } from '../../domain/otp.ts';
-import type { DB } from '../../store/database.ts';
+import { pendingOtp } from '../../domain/sign-in.ts';
+import { clearOtpPending } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
-import { countFailedAttempt, type AttemptRefusal } from '../password-check.ts';
 
 /** Longer than any code: a longer input is refused without checking. */
 const MAX_CODE_LENGTH = 16;
-
-/** The password of `userId` was valid; the request now waits for a one-time code. */
-export async function awaitOtp(db: DB, requestId: string, userId: string, now = new Date()): Promise<void> {
-  await db.updateTable('auth_requests').set({ password_checked_at: now, otp_pending_user_id: userId }).where('id', '=', requestId).execute();
-}
-
-interface Pending {
-  loginName: string;
-  user: { id: string; orgId: string; active: boolean; lockedUntil: Date | null };
-}
-
-/** The user who owes a code for this request, if the password step sent the browser here for them. */
-async function pendingOtp(db: DB, requestId: string): Promise<Pending | undefined> {
-  const row = await db
-    .selectFrom('auth_requests as r')
-    .innerJoin('users as u', 'u.id', 'r.otp_pending_user_id')
-    .select(['r.login_name', 'r.user_id', 'r.otp_pending_user_id', 'r.password_checked_at', 'u.id', 'u.org_id', 'u.state', 'u.locked_until'])
-    .where('r.id', '=', requestId)
-    .executeTakeFirst();
-  if (!row || row.password_checked_at === null || row.user_id !== row.otp_pending_user_id) return undefined;
-  return { loginName: row.login_name ?? '', user: { id: row.id, orgId: row.org_id, active: row.state === 'active', lockedUntil: row.locked_until } };
-}
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;
@@ -109,7 +89,7 @@ export function otpStep(gh: Gatehouse) {
       }
       if (check.kind === 'refused') return refused(check.refusal);
       gh.throttle.succeeded(address, now.getTime());
-      await gh.db.updateTable('auth_requests').set({ otp_pending_user_id: null }).where('id', '=', request.id).execute();
+      await clearOtpPending(gh.db, request.id);
       await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
     },
   };

@@ -1,7 +1,7 @@
 /**
  * Step 2, the password (SPEC §7, 10.11). Wrong password, unknown login name and locked user: the same
- * page, byte for byte, after the same work (see password-check.ts). The lockout message answers only
- * the right password of a locked user; too many failures from one address get 429 before any hash.
+ * page, byte for byte, after the same work (see domain/password-check.ts). The lockout message answers
+ * only the right password of a locked user; too many failures from one address get 429 before any hash.
  *
  * The one-time-password step plugs in where marked below: once a user has a ready OTP factor, a
  * valid password leads to /ui/login/otp instead of finishing the sign-in.
@@ -9,14 +9,14 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { hasReadyOtp } from '../../domain/otp.ts';
+import { checkPassword } from '../../domain/password-check.ts';
+import { passwordAttempt } from '../../domain/sign-in.ts';
+import { markOtpPending, rememberedLoginName } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
 import { button, field, link, page } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
-import { checkPassword } from '../password-check.ts';
-import { passwordAttempt, rememberedLoginName } from '../store.ts';
-import { awaitOtp } from './otp.ts';
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;
@@ -67,7 +67,7 @@ export function passwordStep(gh: Gatehouse) {
       // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts). The
       // failure count stays as it is until the sign-in is complete (SPEC 10.3).
       if (await hasReadyOtp(gh.db, check.userId)) {
-        await awaitOtp(gh.db, request.id, check.userId);
+        await markOtpPending(gh.db, request.id, check.userId, new Date());
         return goToStep(gh, res, 'otp', request.id);
       }
       await finishWithAuthentication(gh, res, request, check.userId, ['pwd']);

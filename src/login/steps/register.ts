@@ -6,6 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
+import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/email-address.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { html } from '../html.ts';
@@ -19,8 +20,6 @@ type Values = Record<FieldName, string>;
 type Problems = Partial<Record<FieldName, string>>;
 
 const USER_NAME = /^[\p{L}\p{N}._@+-]{1,100}$/u;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const MAX_EMAIL = 254;
 const MAX_NAME = 200;
 
 function valuesOf(form: ReadonlyMap<string, string>): Values {
@@ -41,7 +40,7 @@ function validate(m: Messages, v: Values): Problems {
   if (v.userName === '') problems.userName = m.required;
   else if (!USER_NAME.test(v.userName)) problems.userName = m.userNameInvalid;
   if (v.email === '') problems.email = m.required;
-  else if (v.email.length > MAX_EMAIL || !EMAIL.test(v.email)) problems.email = m.emailInvalid;
+  else if (!isValidEmail(v.email)) problems.email = m.emailInvalid;
   for (const name of ['givenName', 'familyName'] as const) {
     if (v[name] === '') problems[name] = m.required;
     else if (length(v[name]) > MAX_NAME) problems[name] = m.tooLong;
@@ -63,7 +62,7 @@ function render(res: Response, step: Step, status: number, v: Partial<Values>, p
   const body = html`<form method="post" action="${stepAction('register')}">
 ${stepFields(step)}
 ${field({ name: 'userName', label: m.userName, value: v.userName, autocomplete: 'username', hint: m.userNameHint, error: problems.userName, autofocus: first === undefined || first === 'userName', maxLength: 100, verbatim: true })}
-${field({ name: 'email', label: m.email, type: 'email', value: v.email, autocomplete: 'email', error: problems.email, autofocus: first === 'email', maxLength: MAX_EMAIL, verbatim: true })}
+${field({ name: 'email', label: m.email, type: 'email', value: v.email, autocomplete: 'email', error: problems.email, autofocus: first === 'email', maxLength: MAX_EMAIL_LENGTH, verbatim: true })}
 ${field({ name: 'givenName', label: m.givenName, value: v.givenName, autocomplete: 'given-name', error: problems.givenName, autofocus: first === 'givenName', maxLength: MAX_NAME })}
 ${field({ name: 'familyName', label: m.familyName, value: v.familyName, autocomplete: 'family-name', error: problems.familyName, autofocus: first === 'familyName', maxLength: MAX_NAME })}
 ${field({ name: 'password', label: m.password, type: 'password', autocomplete: 'new-password', hint: policy, error: problems.password, autofocus: first === 'password', maxLength: PASSWORD_MAX_LENGTH })}

@@ -1,0 +1,267 @@
+/**
+ * Users and their credentials: the `users` table (humans and machines, password and secret hashes,
+ * the lockout counters), their roles (`user_roles`) and machine users' public keys (`machine_keys`).
+ */
+import { sql, type Insertable, type Updateable } from 'kysely';
+import type { DB } from './database.ts';
+import type { UserRow, UsersTable } from './schema.ts';
+
+/** The user with this id, whatever its instance. */
+export async function findUserById(db: DB, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The user of the organization with that name, case-insensitively. */
+export async function findOrgUserByName(db: DB, orgId: string, userName: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where(sql<string>`lower(user_name)`, '=', userName.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** Another machine user of the instance with that name (case-insensitively) than `exceptId`. */
+export async function findMachineNamesake(db: DB, instanceId: string, userName: string, exceptId: string): Promise<{ id: string; org_id: string } | undefined> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'org_id'])
+    .where('instance_id', '=', instanceId)
+    .where('kind', '=', 'machine')
+    .where(sql<string>`lower(user_name)`, '=', userName.toLowerCase())
+    .where('id', '!=', exceptId)
+    .executeTakeFirst();
+}
+
+/** Every machine user (of any instance) with that name, case-insensitively. */
+export async function findMachineUsersByName(db: DB, userName: string): Promise<Array<{ id: string; org_id: string; instance_id: string }>> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'org_id', 'instance_id'])
+    .where('kind', '=', 'machine')
+    .where(sql<string>`lower(user_name)`, '=', userName.toLowerCase())
+    .execute();
+}
+
+/**
+ * Whether any user (human or machine) of the instance has that name, case-insensitively. SPEC 10.12:
+ * self-registration refuses it, so that a newcomer cannot make another organization's user's short
+ * login name ambiguous.
+ */
+export async function userNameTaken(db: DB, instanceId: string, userName: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('instance_id', '=', instanceId)
+    .where(sql`lower(user_name)`, '=', sql`lower(${userName})`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A human user a login name may name; `full` when it matched as `userName@primaryDomain`. */
+export interface LoginNameMatch {
+  id: string;
+  full: boolean;
+}
+
+/**
+ * The human users of the instance named by `loginName` as a whole, or by `prefix`@`domain` (its
+ * parts around the last `@`), case-insensitively: full matches first, at most two.
+ */
+export async function findHumansByLoginName(
+  db: DB,
+  instanceId: string,
+  name: { loginName: string; prefix: string; domain: string },
+): Promise<LoginNameMatch[]> {
+  const { loginName, prefix, domain } = name;
+  return db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .select(['users.id', sql<boolean>`lower(users.user_name) = lower(${prefix}) and lower(orgs.primary_domain) = lower(${domain})`.as('full')])
+    .where('users.instance_id', '=', instanceId)
+    .where('users.kind', '=', 'human')
+    .where((eb) =>
+      eb.or([
+        eb(sql`lower(users.user_name)`, '=', sql`lower(${loginName})`),
+        eb.and([eb(sql`lower(users.user_name)`, '=', sql`lower(${prefix})`), eb(sql`lower(orgs.primary_domain)`, '=', sql`lower(${domain})`)]),
+      ]),
+    )
+    .orderBy('full', 'desc')
+    .limit(2)
+    .execute();
+}
+
+/** What the contact email calls need of a user, locked for the transaction. */
+export type ContactUserRow = Pick<
+  UserRow,
+  'id' | 'instance_id' | 'org_id' | 'kind' | 'email' | 'email_verified' | 'preferred_language' | 'display_name' | 'given_name'
+>;
+
+export async function findContactUserForUpdate(db: DB, instanceId: string, userId: string): Promise<ContactUserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'instance_id', 'org_id', 'kind', 'email', 'email_verified', 'preferred_language', 'display_name', 'given_name'])
+    .where('id', '=', userId)
+    .where('instance_id', '=', instanceId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function insertUser(db: DB, values: Insertable<UsersTable>): Promise<void> {
+  await db.insertInto('users').values(values).execute();
+}
+
+export async function updateUser(db: DB, id: string, changes: Updateable<UsersTable>): Promise<void> {
+  await db.updateTable('users').set(changes).where('id', '=', id).execute();
+}
+
+/** PostgreSQL's unique_violation: a concurrent insert took the name first. */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}
+
+/** Takes the user's row lock for the rest of the transaction; throws when there is no such user. */
+export async function takeUserRowLock(db: DB, userId: string): Promise<void> {
+  await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
+}
+
+/** Takes the user's row lock and reads its lockout (`locked_until`) under it; undefined for no user. */
+export async function findLockForUpdate(db: DB, userId: string): Promise<{ locked_until: Date | null } | undefined> {
+  return db.selectFrom('users').select('locked_until').where('id', '=', userId).forUpdate().executeTakeFirst();
+}
+
+/** The user's lock (`locked_until`), as committed now. */
+export async function findUserLock(db: DB, userId: string): Promise<Date | null> {
+  const row = await db.selectFrom('users').select('locked_until').where('id', '=', userId).executeTakeFirst();
+  return row?.locked_until ?? null;
+}
+
+/**
+ * One more failure on the user's counter: the count restarts when it reaches `threshold`, which
+ * locks the user until `lockUntil`.
+ */
+function failureCount(threshold: number, lockUntil: Date) {
+  const reached = sql<boolean>`failed_attempts + 1 >= ${threshold}`;
+  return {
+    failed_attempts: sql<number>`case when ${reached} then 0 else failed_attempts + 1 end`,
+    locked_until: sql<Date | null>`case when ${reached} then ${lockUntil}::timestamptz else locked_until end`,
+  };
+}
+
+/**
+ * Counts a failed password or OTP code of the login UI: on the request always, and on the user when
+ * there is one, in one statement either way (so an unknown user costs the same write). The user's
+ * count restarts when it reaches `threshold`, which locks the user until `lockUntil`. Returns the
+ * user's lock, if any.
+ */
+export async function countFailedLogin(
+  db: DB,
+  input: { requestId: string; userId: string | undefined; threshold: number; lockUntil: Date },
+): Promise<Date | null> {
+  const row = await db
+    .with('failed', (qb) =>
+      qb
+        .updateTable('users')
+        .set(failureCount(input.threshold, input.lockUntil))
+        .where('id', '=', input.userId ?? '')
+        .returning('locked_until'),
+    )
+    .updateTable('auth_requests')
+    .set((eb) => ({ failed_passwords: eb('failed_passwords', '+', 1) }))
+    .where('id', '=', input.requestId)
+    .returning((eb) => eb.selectFrom('failed').select('failed.locked_until').as('locked_until'))
+    .executeTakeFirst();
+  return row?.locked_until ?? null;
+}
+
+/**
+ * Counts a failure on the user alone (an API call has no login request), by the same rule as
+ * countFailedLogin. Returns the user's lock after the count, if any.
+ */
+export async function countFailedUserAttempt(db: DB, input: { userId: string; threshold: number; lockUntil: Date }): Promise<Date | null> {
+  const row = await db
+    .updateTable('users')
+    .set(failureCount(input.threshold, input.lockUntil))
+    .where('id', '=', input.userId)
+    .returning('locked_until')
+    .executeTakeFirst();
+  return row?.locked_until ?? null;
+}
+
+/** Ends the user's run of failures and any (expired) lock; writes only when there is one. */
+export async function clearFailedAttempts(db: DB, userId: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ failed_attempts: 0, locked_until: null })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('failed_attempts', '<>', 0), eb('locked_until', 'is not', null)]))
+    .execute();
+}
+
+export async function setUserEmail(db: DB, userId: string, email: string, verified: boolean, at: Date): Promise<void> {
+  await db.updateTable('users').set({ email, email_verified: verified, changed_at: at }).where('id', '=', userId).execute();
+}
+
+export async function markEmailVerified(db: DB, userId: string, at: Date): Promise<void> {
+  await db.updateTable('users').set({ email_verified: true, changed_at: at }).where('id', '=', userId).execute();
+}
+
+/** A role of a user: instance-wide when `scope_org_id` is '', else in that organization. */
+export interface UserRoleRow {
+  role: string;
+  scope_org_id: string;
+}
+
+export async function listUserRoles(db: DB, userId: string): Promise<UserRoleRow[]> {
+  return db.selectFrom('user_roles').select(['role', 'scope_org_id']).where('user_id', '=', userId).execute();
+}
+
+/** Makes the user's roles exactly `roles`. */
+export async function replaceUserRoles(db: DB, userId: string, roles: readonly UserRoleRow[]): Promise<void> {
+  await db.deleteFrom('user_roles').where('user_id', '=', userId).execute();
+  if (roles.length > 0) await db.insertInto('user_roles').values(roles.map((row) => ({ user_id: userId, ...row }))).execute();
+}
+
+/** A machine key by its id, with the user it belongs to as `owner`. */
+export async function findMachineKey(
+  db: DB,
+  keyId: string,
+): Promise<{ id: string; owner: string; public_key: string; expires_at: Date | null } | undefined> {
+  return db.selectFrom('machine_keys').select(['id', 'user_id as owner', 'public_key', 'expires_at']).where('id', '=', keyId).executeTakeFirst();
+}
+
+export async function insertMachineKey(db: DB, key: { id: string; user_id: string; public_key: string; expires_at: Date | null }): Promise<void> {
+  await db.insertInto('machine_keys').values(key).execute();
+}
+
+export async function updateMachineKey(db: DB, keyId: string, key: { public_key: string; expires_at: Date | null }): Promise<void> {
+  await db.updateTable('machine_keys').set(key).where('id', '=', keyId).execute();
+}
+
+/** The id of the instance's machine user with this user name, compared case-insensitively. */
+export async function findMachineIdByName(db: DB, instanceId: string, userName: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('instance_id', '=', instanceId)
+    .where('kind', '=', 'machine')
+    .where((eb) => eb(eb.fn('lower', ['user_name']), '=', userName.toLowerCase()))
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** A user with the primary domain of its organization (for the login name). */
+export async function findUserWithOrgDomain(db: DB, userId: string): Promise<(UserRow & { primary_domain: string }) | undefined> {
+  return db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .selectAll('users')
+    .select('orgs.primary_domain')
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function listMachineKeys(db: DB, userId: string): Promise<{ id: string; public_key: string; expires_at: Date | null }[]> {
+  return db.selectFrom('machine_keys').select(['id', 'public_key', 'expires_at']).where('user_id', '=', userId).execute();
+}
