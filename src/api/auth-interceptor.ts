@@ -14,9 +14,9 @@ import type { DescMethod } from '@bufbuild/protobuf';
 import { apiAudienceScope } from '../config/index.ts';
 import type { Principal } from '../domain/principal.ts';
 import { HashingBusy } from '../domain/crypto.ts';
-import { apiError, isUnavailable, publicError } from './errors.ts';
+import { isDatabaseUnavailable } from '../store/outage.ts';
+import { apiError, publicError } from './errors.ts';
 import type { ApiLogger } from './logger.ts';
-import { PUBLIC_SERVICES } from './public-services.ts';
 
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'gatehouse.principal' });
 
@@ -48,6 +48,8 @@ export interface AuthOptions {
   serviceName: string;
   /** The audience the reserved API scope adds to tokens (src/oauth/scopes.ts `apiAudience`). */
   apiAudience: string;
+  /** Full names of the services served without a token (services.ts `PUBLIC_SERVICES`). */
+  publicServices: ReadonlySet<string>;
   log: ApiLogger;
 }
 
@@ -56,8 +58,8 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 export function authInterceptor(options: AuthOptions): Interceptor {
   return (next) => async (req) => {
-    // Health and reflection answer without a token (public-services.ts); nothing else does.
-    if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
+    // Health and reflection answer without a token (services.ts); nothing else does.
+    if (options.publicServices.has(req.service.typeName)) return next(req);
     const header = req.header.get('authorization');
     if (header === null) {
       // RFC 6750 §3.1: no error code when the request carries no authentication at all.
@@ -95,7 +97,7 @@ async function authenticate(options: AuthOptions, token: string): Promise<Princi
     // A ConnectError is the authenticator's deliberate answer; an unreachable database or a full
     // hashing queue is not the token's fault (503, not 401); anything else means the token was not accepted.
     if (error instanceof ConnectError) throw error;
-    if (error instanceof HashingBusy || isUnavailable(error)) throw publicError(error);
+    if (error instanceof HashingBusy || isDatabaseUnavailable(error)) throw publicError(error);
     options.log.debug({ reason: error instanceof Error ? error.message : String(error) }, 'bearer token rejected');
     throw invalidToken('AUTH-InvalidToken', 'invalid or expired token');
   }

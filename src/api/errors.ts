@@ -2,14 +2,14 @@
  * API errors. Handlers throw `apiError(code, id, message)`: a ConnectError carrying one
  * `zitadel.v1.ErrorDetail` with a stable id, which every protocol transports (Connect JSON,
  * gRPC status details, REST `details`). Anything else thrown is turned into a static Internal
- * (or Unavailable, when the database cannot be reached or the password-hashing queue is full) by
- * `errorInterceptor`, the one place where unexpected API errors are logged; the original stays only
- * as `cause`.
+ * (or Unavailable, when the database cannot be reached, as store/outage.ts tells, or the
+ * password-hashing queue is full) by `errorInterceptor`, the one place where unexpected API errors
+ * are logged; the original stays only as `cause`.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
 import { HashingBusy } from '../domain/crypto.ts';
-import { isDataException } from '../server/errors.ts';
+import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 import type { ApiLogger } from './logger.ts';
 
 export function apiError(code: Code, id: string, message: string, metadata?: Record<string, string>): ConnectError {
@@ -21,26 +21,6 @@ export function errorDetailOf(error: ConnectError): ErrorDetail | undefined {
   return error.findDetails(ErrorDetailSchema)[0];
 }
 
-// Error codes of node's net module and of PostgreSQL (class 08: connection exception, 57P0x:
-// server shutting down, 53300: too many connections) that mean "the database is out of reach".
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN',
-  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300',
-]);
-// pg's pool and client report timeouts and lost connections with plain messages, no code.
-const UNAVAILABLE_MESSAGES = [/timeout exceeded when trying to connect/i, /connection terminated/i, /query read timeout/i];
-
-/** Whether an unexpected error means a dependency (the database) is unreachable rather than a bug. */
-export function isUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as Error & { code?: unknown }).code;
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-    if (UNAVAILABLE_MESSAGES.some((m) => m.test(e instanceof Error ? e.message : ''))) return true;
-    if (e instanceof AggregateError && e.errors.some(isUnavailable)) return true;
-  }
-  return false;
-}
-
 /** A client-safe error for anything thrown that is not a ConnectError. */
 export function publicError(cause: unknown): ConnectError {
   if (cause instanceof HashingBusy) {
@@ -50,7 +30,7 @@ export function publicError(cause: unknown): ConnectError {
       { desc: ErrorDetailSchema, value: { id: 'API-Busy', message } },
     ], cause);
   }
-  if (isUnavailable(cause)) {
+  if (isDatabaseUnavailable(cause)) {
     return new ConnectError('service temporarily unavailable', Code.Unavailable, undefined, [
       { desc: ErrorDetailSchema, value: { id: 'API-Unavailable', message: 'service temporarily unavailable' } },
     ], cause);

@@ -1,7 +1,7 @@
 /**
  * The one renderer of the OAuth error world (STYLE §4): OAuth errors as RFC 6749 JSON, anything
- * unexpected as server_error (or temporarily_unavailable while the database is down or the hashing
- * queue is full, 429 for a throttled address), logged with its cause; only static messages reach
+ * unexpected as server_error (or temporarily_unavailable while the database is down, as
+ * store/outage.ts tells, or the hashing queue is full, 429 for a throttled address), logged with its cause; only static messages reach
  * the client.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -9,29 +9,7 @@ import type { Logger } from 'pino';
 import { HashingBusy } from '../domain/crypto.ts';
 import { Throttled } from '../domain/failure-throttle.ts';
 import { InvalidClient, OAuthError, RetryLater, ServerError, TemporarilyUnavailable, TooManyFailures } from '../oauth/errors.ts';
-
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
-
-/** Whether an error means the database cannot be reached (so: 503, not 500). */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  // Duck-typed, not instanceof: errors from Node's internals may come from another realm.
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout/i.test(message);
-}
-
-/**
- * Whether PostgreSQL refused a value the request carried (SQLSTATE class 22, data exception: a NUL
- * character, a number out of range, text that is not valid in the encoding): bad input, not a bug.
- */
-export function isDataException(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as Error & { code?: unknown }).code;
-    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
-  }
-  return false;
-}
+import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 
 export function toOAuthError(error: unknown): OAuthError {
   if (error instanceof OAuthError) return error;

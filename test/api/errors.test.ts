@@ -4,8 +4,9 @@
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { ErrorDetailSchema } from '../../gen/zitadel/message_pb.js';
-import { apiError, errorDetailOf, errorInterceptor, isUnavailable, publicError } from '../../src/api/errors.ts';
+import { apiError, errorDetailOf, errorInterceptor, publicError } from '../../src/api/errors.ts';
 import type { ApiLogger } from '../../src/api/logger.ts';
+import { isDatabaseUnavailable as isUnavailable } from '../../src/store/outage.ts';
 
 function recordingLogger(): ApiLogger & { entries: { level: string; obj: object; msg: string | undefined }[] } {
   const entries: { level: string; obj: object; msg: string | undefined }[] = [];

@@ -8,7 +8,7 @@ import { createAsyncIterable, readAllBytes, type UniversalHandler, type Universa
 import { errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
 import { universalRequestFromNodeRequest } from '@connectrpc/connect-node';
 import { apiError } from '../../api/errors.ts';
-import type { NodeRequest, NodeResponse } from './node-types.ts';
+import type { NodeRequest, NodeResponse } from '../../http/node-types.ts';
 
 // Request headers that describe the REST body, not the synthesized Connect request.
 const DROPPED_REQUEST_HEADERS = [

@@ -17,7 +17,7 @@ import { BodyAbortedError, readBody } from './body.ts';
 import { checkJsonContentType, contentTypeJson, isIdentityEncoding } from './content-type.ts';
 import { restErrorBody } from './error-body.ts';
 import { invokeUnary } from './invoke.ts';
-import { abortResponse, respond, type NodeRequest, type NodeResponse } from './node-types.ts';
+import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../../http/node-types.ts';
 import { buildRequestMessage } from './request.ts';
 import { RestRoutes, type RestRoute } from './routes.ts';
 import { httpStatusFromCode } from './status.ts';

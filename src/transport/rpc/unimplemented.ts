@@ -3,7 +3,7 @@
  * Unimplemented in the caller's own protocol, so that every client reports a clean
  * "unimplemented" instead of an HTML 404 from Express.
  */
-import { respond, type NodeRequest, type NodeResponse } from '../transport/rest/node-types.ts';
+import { respond, type NodeRequest, type NodeResponse } from '../../http/node-types.ts';
 import { encodeGrpcMessage, respondTrailersOnly } from './trailers-only.ts';
 
 // /package.Service/Method

@@ -11,7 +11,7 @@
  */
 import type * as http from 'node:http';
 import type * as http2 from 'node:http2';
-import { respond, type NodeResponse } from '../transport/rest/node-types.ts';
+import { respond, type NodeResponse } from '../../http/node-types.ts';
 
 /** Sends a bodiless answer whose status travels in the headers; trailers-only on HTTP/2. */
 export function respondTrailersOnly(res: NodeResponse, headers: http.OutgoingHttpHeaders): void {

@@ -1,10 +1,11 @@
 /**
- * The API entry point for the server: one handler for the four protocols of the API services.
+ * The API entry point for the server: one handler for the four protocols of the API services
+ * (src/api/services.ts lists them).
  *
  * - `/<package.Service>/<Method>`: Connect (JSON and binary), gRPC and gRPC-web, through the Connect
  *   router. Procedures of services not registered answer Unimplemented in the caller's protocol.
- *   Beside the API: grpc.health.v1.Health and server reflection, without authentication
- *   (public-services.ts). gRPC errors without a message go out trailers-only (write-response.ts).
+ *   Beside the API: grpc.health.v1.Health and server reflection, without authentication.
+ *   gRPC errors without a message go out trailers-only (src/transport/rpc/write-response.ts).
  * - REST paths from the `google.api.http` options of the registered methods, through the transcoder
  *   (src/transport/rest/), which calls the same router handlers.
  *
@@ -16,32 +17,31 @@
  * ignores them as the wire format requires.
  *
  * Input the libraries refuse before interceptors run (malformed JSON, oversized or undecompressable
- * bodies, ...) is answered with our codes and messages: see input-errors.ts and parse-errors.ts.
+ * bodies, ...) is answered with our codes and messages: see src/api/input-errors.ts and parse-errors.ts.
  */
 import { createRegistry } from '@bufbuild/protobuf';
-import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter } from '@connectrpc/connect';
+import { Code, ConnectError, createConnectRouter, createContextValues } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import {
   compressionBrotli,
   compressionGzip,
   universalRequestFromNodeRequest,
 } from '@connectrpc/connect-node';
-import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { file_zitadel_message } from '../../gen/zitadel/message_pb.js';
+import { authInterceptor } from '../api/auth-interceptor.ts';
+import { errorInterceptor } from '../api/errors.ts';
+import { jsonInputOptions } from '../api/input-errors.ts';
+import { silentLogger, type ApiLogger } from '../api/logger.ts';
+import { rewriteInputErrors } from '../api/parse-errors.ts';
+import { createServingProbe } from '../api/serving-probe.ts';
+import { PUBLIC_SERVICES, registerServices } from '../api/services.ts';
+import type { Gatehouse } from '../context.ts';
 import type { Principal } from '../domain/principal.ts';
+import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../http/node-types.ts';
 import { reachable, type DB } from '../store/database.ts';
-import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../transport/rest/node-types.ts';
 import { createRestTranscoder } from '../transport/rest/transcoder.ts';
-import { authInterceptor } from './auth-interceptor.ts';
-import { errorInterceptor } from './errors.ts';
-import { createFeatureService } from './feature-service.ts';
-import { jsonInputOptions } from './input-errors.ts';
-import { rewriteInputErrors } from './parse-errors.ts';
-import { silentLogger, type ApiLogger } from './logger.ts';
-import { registerPublicServices } from './public-services.ts';
-import { createServingProbe } from './serving-probe.ts';
-import { answerUnimplemented, isRpcRequest } from './unimplemented.ts';
-import { writeResponse } from './write-response.ts';
+import { answerUnimplemented, isRpcRequest } from '../transport/rpc/unimplemented.ts';
+import { writeResponse } from '../transport/rpc/write-response.ts';
 
 export interface ApiDeps {
   db: DB;
@@ -74,11 +74,10 @@ export interface ApiHandler {
 }
 
 /**
- * `register` adds the services that need more of the running server than ApiDeps carries (the
- * server passes them with the whole Gatehouse context); they get the same interceptors, protocols
- * and REST routes as the FeatureService.
+ * `gh`, the running server's context, is what the services that need more than ApiDeps carries are
+ * built from (src/api/services.ts); without it (test/api) the API serves the others alone.
  */
-export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRouter) => void): ApiHandler {
+export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   const log = deps.log ?? silentLogger;
   const router = createConnectRouter({
     connect: true,
@@ -90,13 +89,19 @@ export function createApiHandler(deps: ApiDeps, register?: (router: ConnectRoute
     // Outermost first: errors are normalized after authentication and the implementation ran.
     interceptors: [
       errorInterceptor(log),
-      authInterceptor({ authenticate: deps.authenticate, instanceId: deps.instanceId, serviceName: deps.serviceName, apiAudience: deps.apiAudience, log }),
+      authInterceptor({
+        authenticate: deps.authenticate,
+        instanceId: deps.instanceId,
+        serviceName: deps.serviceName,
+        apiAudience: deps.apiAudience,
+        publicServices: PUBLIC_SERVICES,
+        log,
+      }),
     ],
   });
-  router.service(FeatureService, createFeatureService(deps));
-  register?.(router);
   const probe = createServingProbe(() => reachable(deps.db));
-  registerPublicServices(router, { probe, reflection: deps.grpcReflection ?? true });
+  const reflection = deps.grpcReflection ?? true;
+  registerServices(router, gh, { db: deps.db, instanceId: deps.instanceId, changed: deps.changed, probe, reflection });
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {

@@ -1,4 +1,7 @@
-/** The Node.js request and response types every API protocol is served on (HTTP/1.1 and HTTP/2). */
+/**
+ * The Node.js request and response types the listener serves on (HTTP/1.1 and HTTP/2), and the two
+ * writes every protocol adapter needs: a complete response, and giving up on one.
+ */
 import type * as http from 'node:http';
 import type * as http2 from 'node:http2';
 

@@ -7,7 +7,7 @@
  */
 import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalResponseToNodeResponse } from '@connectrpc/connect-node';
-import type { NodeResponse } from '../transport/rest/node-types.ts';
+import type { NodeResponse } from '../../http/node-types.ts';
 import { isGrpcContentType, normalizeGrpcMessage, respondTrailersOnly } from './trailers-only.ts';
 
 export async function writeResponse(response: UniversalServerResponse, res: NodeResponse): Promise<void> {
