@@ -10,8 +10,9 @@ import { createMachineKey } from './cli/machine-key.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { isFeatureName, setFeatures } from './domain/features.ts';
 import { rotateNow } from './domain/keys.ts';
+import { instanceIdOf, loadMasterKey } from './server/compose.ts';
 import { createLogger } from './server/request-context.ts';
-import { instanceIdOf, loadMasterKey, startServer } from './server/start.ts';
+import { startServer } from './server/start.ts';
 import { migrate, openDatabase, type DB } from './store/database.ts';
 
 const USAGE = `usage: gatehouse <command>

@@ -13,7 +13,7 @@ import { AUTHORIZE_PATH, DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts
 import { InvalidRequest } from '../oauth/errors.ts';
 import { END_SESSION_PATH, endSessionEndpoint } from '../oauth/end-session.ts';
 import { INTROSPECT_PATH, introspectionEndpoint } from '../oauth/introspect.ts';
-import { keysEndpoint } from '../oauth/keys-endpoint.ts';
+import type { documentEndpoints } from '../oauth/keys-endpoint.ts';
 import { REVOKE_PATH, revocationEndpoint } from '../oauth/revoke.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
 import { USERINFO_PATH, userinfoEndpoint } from '../oauth/userinfo.ts';
@@ -46,8 +46,8 @@ export function metricsAllowed(token: string | undefined, authorization: string 
 const API_PREFIXES = ['/v2/', '/v3alpha/', '/auth/v1/', '/zitadel.'];
 
 export interface AppState {
-  /** The discovery document, serialized; rebuilt when something changes. */
-  discoveryJson(): string;
+  /** The key set and discovery document handlers (the dispatcher answers most requests for them first). */
+  documents: ReturnType<typeof documentEndpoints>;
 }
 
 export function createApp(gh: Gatehouse, state: AppState): express.Express {
@@ -56,10 +56,8 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
   app.disable('etag');
   app.set('query parser', 'simple');
 
-  app.get(DISCOVERY_PATH, (_req, res) => {
-    res.status(200).set('Cache-Control', 'max-age=300, must-revalidate').type('application/json').end(state.discoveryJson());
-  });
-  app.get(KEYS_PATH, keysEndpoint(gh));
+  app.get(DISCOVERY_PATH, (req, res) => state.documents.discovery(req, res));
+  app.get(KEYS_PATH, (req, res) => state.documents.keys(req, res));
   app.get(AUTHORIZE_PATH, noStore(authorizeEndpoint(gh)));
   app.post(AUTHORIZE_PATH, noStore(authorizeEndpoint(gh)));
   app.get(AUTHORIZE_CALLBACK_PATH, noStore(authorizeCallback(gh)));

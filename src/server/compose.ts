@@ -1,0 +1,107 @@
+/**
+ * Composition: opens and migrates the database and builds the `Gatehouse` context (master key,
+ * instance, signing keys, directory, tokens, metrics, throttle) with the caches a change empties
+ * (the discovery document, the CORS origins). The master key and instance lookups are shared with
+ * the CLI (main.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.ts';
+import type { Gatehouse } from '../context.ts';
+import { MasterKey } from '../domain/crypto.ts';
+import { Directory } from '../domain/directory.ts';
+import { FailureThrottle } from '../domain/failure-throttle.ts';
+import { KeyStore } from '../domain/keys.ts';
+import { Tokens } from '../domain/tokens.ts';
+import { discoveryDocument } from '../oauth/discovery.ts';
+import { findFirstInstanceId } from '../store/instances.ts';
+import { migrate, openDatabase, type DB } from '../store/database.ts';
+import { createCors, type Cors } from './cors.ts';
+import { createMetrics } from './metrics.ts';
+
+/** The master key: from the environment, else generated once into the data dir (with a warning). */
+export function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>, log: Logger): MasterKey {
+  if (config.masterKey) return new MasterKey(config.masterKey);
+  const file = path.join(config.dataDir, 'master.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(file, randomUUIDKey(), { mode: 0o600, flag: 'wx' });
+    log.warn({ file }, 'GATEHOUSE_MASTER_KEY is not set: generated a master key into the data dir; set the variable in production');
+  }
+  return new MasterKey(fs.readFileSync(file, 'utf8').trim());
+}
+
+function randomUUIDKey(): string {
+  return Buffer.concat([Buffer.from(randomUUID().replaceAll('-', ''), 'hex'), Buffer.from(randomUUID().replaceAll('-', ''), 'hex')]).toString('base64');
+}
+
+/** The instance this database serves (the first created); undefined before a bootstrap or first run. */
+export async function instanceIdOf(db: DB): Promise<string | undefined> {
+  return findFirstInstanceId(db);
+}
+
+export interface ComposeOptions {
+  config: Config;
+  log: Logger;
+  /** Runs after migrations, before anything is built: first-run defaults or a bootstrap file. */
+  prepare?: ((db: DB) => Promise<void>) | undefined;
+}
+
+export interface Composition {
+  gh: Gatehouse;
+  /** The discovery document, serialized; rebuilt by `refresh`. */
+  discoveryJson(): string;
+  /** The CORS origins of the registered applications (cached; emptied by `refresh`). */
+  cors: Cors;
+  /** Empties the caches after a change (ours or, through the change watcher, another process's). */
+  refresh(): Promise<void>;
+  /** Closes the database: the last step of a stop. */
+  close(): Promise<void>;
+}
+
+export async function compose({ config, log, prepare }: ComposeOptions): Promise<Composition> {
+  const { db, relaxed } = await openDatabase(config);
+  await migrate(db);
+  await prepare?.(db);
+  const instanceId = await instanceIdOf(db);
+  if (!instanceId) throw new Error('the database has no instance: run `gatehouse bootstrap FILE` or start without a bootstrap file');
+
+  const masterKey = loadMasterKey(config, log);
+  const keys = new KeyStore(db, masterKey, {
+    signingAlg: config.signingAlg,
+    keyRotationSeconds: config.keyRotationSeconds,
+    maxTokenSeconds: Math.max(config.lifetimes.accessToken, config.lifetimes.idToken),
+  });
+  await keys.refresh();
+  const directory = new Directory(db);
+  const metrics = createMetrics();
+  const tokens = new Tokens(db, keys, {
+    issuer: config.externalUrl,
+    accessTokenSeconds: config.lifetimes.accessToken,
+    idTokenSeconds: config.lifetimes.idToken,
+  });
+  // the embedded database serves this process alone: every revocation is its own (server/jobs.ts)
+  if (!config.databaseUrl) await tokens.trustRevocations();
+  const throttle = new FailureThrottle(config.failedAuthRateLimit);
+  const gh: Gatehouse = { config, db, log, masterKey, keys, directory, tokens, metrics, throttle, instanceId };
+
+  let discoveryJson = JSON.stringify(await discoveryDocument(gh));
+  const cors = createCors(db, instanceId, config.externalUrl);
+  return {
+    gh,
+    discoveryJson: () => discoveryJson,
+    cors,
+    async refresh() {
+      directory.clear();
+      cors.clear();
+      await keys.refresh();
+      discoveryJson = JSON.stringify(await discoveryDocument(gh));
+    },
+    async close() {
+      if (relaxed !== db) await relaxed.destroy();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Dispatch: the one listener's request handlers. Over HTTP/1.1 a request passes CORS (browser
+ * requests only), then the API handler (Connect, gRPC, gRPC-web, REST), then the Express application
+ * (OAuth and OIDC endpoints, login UI, health, readiness and metrics); HTTP/2 serves the API only.
+ * Every request gets its request id, HSTS under https, its metrics and, at debug level, an access log line.
+ */
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import { servesHttps } from '../config/index.ts';
+import { bearerAuthenticator } from '../domain/authenticate.ts';
+import { documentEndpoints } from '../oauth/keys-endpoint.ts';
+import { apiAudience } from '../oauth/scopes.ts';
+import { createApiHandler } from './api-handler.ts';
+import { createApp } from './app.ts';
+import type { Composition } from './compose.ts';
+import type { Http1Handler, Http2Handler } from './listen.ts';
+import { requestIdFor, withRequestId } from './request-context.ts';
+import { routeLabel } from './routes.ts';
+
+export interface Dispatch {
+  http1: Http1Handler;
+  http2: Http2Handler;
+  /** The server stops: health watches say NOT_SERVING and end, so they do not hold the stop for its grace. */
+  shutDown(): void;
+}
+
+export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition): Dispatch {
+  const { config, db, log, metrics, directory, tokens, instanceId } = gh;
+  const documents = documentEndpoints(gh, discoveryJson);
+  const app = createApp(gh, { documents });
+  const api = createApiHandler({
+    db,
+    instanceId: () => instanceId,
+    serviceName: config.serviceName,
+    apiAudience: apiAudience(gh), // SPEC 10.5
+    maxBodyBytes: config.maxBodyBytes,
+    grpcReflection: config.grpcReflection,
+    authenticate: bearerAuthenticator(tokens, directory, instanceId),
+    changed: () => {
+      directory.clear(); // at once: the next token request reads the new flags
+      refresh().catch((error: unknown) => log.warn({ err: error }, 'cache refresh failed'));
+    },
+    log,
+  }, gh);
+
+  const accessLog = log.isLevelEnabled('debug');
+  const hsts = servesHttps(config); // SPEC 10.14: under https every response carries HSTS
+  /** Metrics and the access log (debug level) for one request; returns its request id. */
+  const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
+    const started = process.hrtime.bigint();
+    const id = requestIdFor(req.headers['x-request-id']);
+    res.setHeader('x-request-id', id);
+    if (hsts) res.setHeader('strict-transport-security', 'max-age=31536000'); // SPEC 10.14
+    res.once('finish', () => {
+      const route = routeLabel(req.url ?? '/');
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
+      metrics.latency.observe({ route }, seconds);
+      if (accessLog) log.debug({ requestId: id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    });
+    return id;
+  };
+  const failed = (res: http.ServerResponse | http2.Http2ServerResponse) => (error: unknown) => {
+    log.error({ err: error }, 'api handler failed');
+    if (res.headersSent) return;
+    res.statusCode = 500;
+    res.setHeader('content-type', 'application/json');
+    res.end('{"code":13,"message":"internal error"}');
+  };
+
+  return {
+    http1: (req, res) => {
+      withRequestId(observe(req, res), () => {
+        // the key set and discovery document first: prepared bytes, no routing (the hottest GETs)
+        const serve = () => (documents.serve(req, res) ? Promise.resolve() : api.handle(req, res).then((handled) => void (handled || app(req, res))));
+        // Same-origin and non-browser requests (no Origin header) skip CORS altogether.
+        const served = req.headers.origin === undefined ? serve() : cors.handle(req, res).then((answered) => (answered ? undefined : serve()));
+        served.catch(failed(res));
+      });
+    },
+    http2: (req, res) => {
+      withRequestId(observe(req, res), () => {
+        api.handle(req, res).then((handled) => {
+          if (!handled && !res.headersSent) {
+            res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found","error_description":"HTTP/2 serves the API only"}');
+          }
+        }, failed(res));
+      });
+    },
+    shutDown: () => api.shutDown(),
+  };
+}
