@@ -5,12 +5,12 @@
  *
  *   created ──publish──► sign_from ──sign──► superseded ──published until tokens expire──► removed
  */
-import { createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { importPKCS8, type CryptoKey, type JWK } from 'jose';
-import { sql } from 'kysely';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import type { SigningAlg } from '../config/index.ts';
 import type { DB } from '../store/database.ts';
 import type { SigningKeyRow } from '../store/schema.ts';
+import { deleteSigningKeys, insertSigningKey, listSigningKeys, lockKeyRotation } from '../store/signing-keys.ts';
 import type { MasterKey } from './crypto.ts';
 import { appendEvent } from './events.ts';
 import { newId } from './ids.ts';
@@ -28,8 +28,6 @@ export const AUTO_ROTATION_LEAD_SECONDS = 360;
 /** Lead time of an on-demand rotation: long enough for every node to poll the change (SPEC §9: 5 s). */
 export const MANUAL_ROTATION_LEAD_SECONDS = 5;
 
-const ROTATION_LOCK = 7_041_001; // pg_advisory_xact_lock key shared by every Gatehouse process
-
 export interface SigningKey {
   kid: string;
   alg: SigningAlg;
@@ -42,7 +40,8 @@ export interface SigningKey {
 export interface ActiveSigner {
   kid: string;
   alg: SigningAlg;
-  key: CryptoKey;
+  /** The private key, for node:crypto signing (domain/own-jwt.ts). */
+  key: KeyObject;
 }
 
 function generate(alg: SigningAlg): { privateKey: KeyObject; publicKey: KeyObject } {
@@ -62,16 +61,13 @@ export async function createSigningKey(db: DB, masterKey: MasterKey, alg: Signin
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, alg, use: 'sig' };
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   // Callers hold a transaction: the key and its event land together.
-  await db
-    .insertInto('signing_keys')
-    .values({ id: kid, alg, public_jwk: JSON.stringify(jwk), private_key: masterKey.encrypt(pem), sign_from: signFrom })
-    .execute();
+  await insertSigningKey(db, { id: kid, alg, public_jwk: JSON.stringify(jwk), private_key: masterKey.encrypt(pem), sign_from: signFrom });
   await appendEvent(db, {
-      instanceId: 'system',
-      aggregateType: 'signing_key',
-      aggregateId: kid,
-      resourceOwner: 'system',
-      type: 'signing_key.added',
+    instanceId: 'system',
+    aggregateType: 'signing_key',
+    aggregateId: kid,
+    resourceOwner: 'system',
+    type: 'signing_key.added',
     payload: { alg, signFrom: signFrom.toISOString() },
   });
   return kid;
@@ -95,7 +91,7 @@ export class KeyStore {
   readonly #masterKey: MasterKey;
   readonly #config: KeysConfig;
   #keys: Array<SigningKey & { row: SigningKeyRow }> = [];
-  #signers = new Map<string, Promise<CryptoKey>>();
+  #signers = new Map<string, KeyObject>();
   #verifiers = new Map<string, KeyObject>();
   #jwksBody = '{"keys":[]}';
 
@@ -110,8 +106,8 @@ export class KeyStore {
     await this.#load();
     if (this.#rotationDue(now)) {
       await this.#db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${ROTATION_LOCK})`.execute(trx);
-        const rows = await trx.selectFrom('signing_keys').selectAll().execute();
+        await lockKeyRotation(trx);
+        const rows = await listSigningKeys(trx);
         this.#keys = timeline(rows);
         if (!this.#rotationDue(now)) return;
         const first = this.#keys.length === 0;
@@ -124,7 +120,7 @@ export class KeyStore {
   }
 
   async #load(): Promise<void> {
-    const rows = await this.#db.selectFrom('signing_keys').selectAll().execute();
+    const rows = await listSigningKeys(this.#db);
     this.#keys = timeline(rows);
     this.#jwksBody = JSON.stringify({ keys: this.published().map((k) => k.publicJwk) });
   }
@@ -157,10 +153,10 @@ export class KeyStore {
     let key = this.#signers.get(current.kid);
     if (!key) {
       const pem = this.#masterKey.decrypt(current.row.private_key);
-      key = importPKCS8(pem, current.alg);
+      key = createPrivateKey(pem);
       this.#signers.set(current.kid, key);
     }
-    return { kid: current.kid, alg: current.alg, key: await key };
+    return { kid: current.kid, alg: current.alg, key };
   }
 
   /** A published public key by kid, for verifying our own tokens; undefined when unknown or withdrawn. */
@@ -179,14 +175,14 @@ export class KeyStore {
   async prune(now = new Date()): Promise<void> {
     const published = new Set(this.published(now).map((k) => k.kid));
     const stale = this.#keys.filter((k) => !published.has(k.kid)).map((k) => k.kid);
-    if (stale.length > 0) await this.#db.deleteFrom('signing_keys').where('id', 'in', stale).execute();
+    await deleteSigningKeys(this.#db, stale);
   }
 }
 
 /** On-demand rotation (`gatehouse keys rotate`): publish now, sign once every node has seen it. */
 export async function rotateNow(db: DB, masterKey: MasterKey, alg: SigningAlg, now = new Date()): Promise<string> {
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${ROTATION_LOCK})`.execute(trx);
+    await lockKeyRotation(trx);
     return createSigningKey(trx, masterKey, alg, new Date(now.getTime() + MANUAL_ROTATION_LEAD_SECONDS * 1000));
   });
 }

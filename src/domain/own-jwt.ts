@@ -1,11 +1,11 @@
 /**
- * Verification of the JWTs Gatehouse itself signed (access tokens on every API call and
- * introspection). jose verifies through WebCrypto, whose asynchronous job costs more than the RSA
- * verification itself; our own tokens have one known shape and keys we hold as KeyObjects, so
- * node:crypto verifies them synchronously here. Everything from outside (client assertions, key
- * files) still goes through jose.
+ * Signing and verification of the JWTs Gatehouse itself issues (access tokens, ID tokens; verified on
+ * every API call and introspection). jose signs and verifies through WebCrypto, whose asynchronous
+ * job costs more than the RSA operation itself; our own tokens have one known shape and keys we hold
+ * as KeyObjects, so node:crypto signs and verifies them synchronously here (RFC 7515 §5.1 compact
+ * serialization). Everything from outside (client assertions, key files) still goes through jose.
  */
-import { verify, type KeyObject } from 'node:crypto';
+import { sign, verify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/index.ts';
 
 export interface VerificationKey {
@@ -36,6 +36,15 @@ function signatureValid(alg: SigningAlg, key: KeyObject, data: Buffer, signature
     case 'EdDSA':
       return verify(null, data, key, signature);
   }
+}
+
+/** A compact JWS of our own: `header` is the protected header (alg, kid, typ), `payload` the claims. */
+export function signOwnJwt(header: Record<string, unknown>, payload: Record<string, unknown>, alg: SigningAlg, key: KeyObject): string {
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  const data = Buffer.from(input, 'ascii');
+  const signature =
+    alg === 'RS256' ? sign('sha256', data, key) : alg === 'ES256' ? sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' }) : sign(null, data, key);
+  return `${input}.${signature.toString('base64url')}`;
 }
 
 /**

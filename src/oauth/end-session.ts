@@ -27,14 +27,7 @@ export async function revokeSessions(gh: Gatehouse, sessionIds: readonly string[
   if (sessionIds.length === 0) return;
   const { accessToken, refreshAbsolute } = gh.config.lifetimes;
   const until = new Date(now.getTime() + Math.max(accessToken, refreshAbsolute) * 1000);
-  await gh.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('revocations')
-      .values(sessionIds.map((id) => ({ id, kind: 'session', expires_at: until })))
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    await trx.updateTable('tokens').set({ revoked_at: now }).where('session_id', 'in', sessionIds).where('revoked_at', 'is', null).execute();
-  });
+  await gh.tokens.revokeSessions(sessionIds, until, now);
 }
 
 export const LOGOUT_CONFIRM_PATH = '/ui/login/logout';

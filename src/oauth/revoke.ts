@@ -9,6 +9,7 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { sha256 } from '../domain/crypto.ts';
+import { findTokenByHash } from '../store/tokens.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { readForm, required } from './form.ts';
 
@@ -26,16 +27,12 @@ export function revocationEndpoint(gh: Gatehouse) {
     const token = required(params, 'token');
 
     if (!token.includes('.')) {
-      const row = await gh.db
-        .selectFrom('tokens')
-        .select(['id', 'kind', 'client_id', 'grant_id', 'absolute_expires_at', 'expires_at'])
-        .where('token_hash', '=', sha256(token))
-        .executeTakeFirst();
+      const row = await findTokenByHash(gh.db, sha256(token));
       if (row && row.client_id === client.clientId) {
         if (row.kind === 'refresh' && row.grant_id) {
-          await revokeGrant(gh, row.grant_id, row.absolute_expires_at ?? row.expires_at);
+          await gh.tokens.revokeGrant(row.grant_id, row.absolute_expires_at ?? row.expires_at);
         } else {
-          await gh.db.updateTable('tokens').set({ revoked_at: new Date() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+          await gh.tokens.revokeStoredToken(row);
         }
       }
     } else {
@@ -44,16 +41,4 @@ export function revocationEndpoint(gh: Gatehouse) {
     }
     res.status(200).end();
   };
-}
-
-/** Revokes every token of a grant: stored ones directly, JWT access tokens through their grant id. */
-export async function revokeGrant(gh: Gatehouse, grantId: string, until: Date): Promise<void> {
-  await gh.db.transaction().execute(async (trx) => {
-    await trx.updateTable('tokens').set({ revoked_at: new Date() }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
-    await trx
-      .insertInto('revocations')
-      .values({ id: grantId, kind: 'grant', expires_at: until })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-  });
 }

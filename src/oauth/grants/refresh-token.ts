@@ -8,9 +8,11 @@
 import type { Gatehouse } from '../../context.ts';
 import { sha256 } from '../../domain/crypto.ts';
 import type { Application } from '../../domain/directory.ts';
+import { REFRESH_TOKEN } from '../../domain/grant-types.ts';
 import { sessionMeetsFactors } from '../../domain/otp.ts';
 import { actorChain } from '../../domain/token-user.ts';
 import type { TokenRow } from '../../store/schema.ts';
+import { findRefreshTokenByHash, lockTokenUse, markTokenUsed } from '../../store/tokens.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, parseScope, required } from '../form.ts';
 import { checkScopes } from '../scopes.ts';
@@ -19,7 +21,8 @@ import { stillExchangeable } from './token-exchange.ts';
 import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
 
 export const refreshToken: Grant = {
-  grantType: 'refresh_token',
+  grantType: REFRESH_TOKEN,
+  metricName: 'refresh_token',
   parameters: ['refresh_token', 'scope'],
   clientAuth: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
   machines: false,
@@ -33,12 +36,7 @@ async function reuseDetected(gh: Gatehouse, row: TokenRow): Promise<never> {
 
 /** The stored refresh token, issued to this client and still usable. */
 async function findRefreshToken(gh: Gatehouse, token: string, app: Application, now: Date): Promise<TokenRow> {
-  const row = await gh.db
-    .selectFrom('tokens')
-    .selectAll()
-    .where('token_hash', '=', sha256(token))
-    .where('kind', '=', 'refresh')
-    .executeTakeFirst();
+  const row = await findRefreshTokenByHash(gh.db, sha256(token));
   if (!row || row.instance_id !== gh.instanceId) throw new InvalidGrant('refresh token is unknown');
   if (row.client_id !== app.clientId) throw new InvalidGrant('refresh token was issued to another client');
   if (row.used_at) return reuseDetected(gh, row);
@@ -73,10 +71,10 @@ type Rotation = { kind: 'rotated'; token: string } | { kind: 'reused' } | { kind
 /** Marks the token used and stores its successor, in one transaction under a row lock. */
 async function rotate(gh: Gatehouse, row: TokenRow, now: Date): Promise<Rotation> {
   return gh.db.transaction().execute(async (trx): Promise<Rotation> => {
-    const current = await trx.selectFrom('tokens').select(['used_at', 'revoked_at']).where('id', '=', row.id).forUpdate().executeTakeFirst();
+    const current = await lockTokenUse(trx, row.id);
     if (!current || current.revoked_at) return { kind: 'revoked' };
     if (current.used_at) return { kind: 'reused' };
-    await trx.updateTable('tokens').set({ used_at: now }).where('id', '=', row.id).execute();
+    await markTokenUsed(trx, row.id, now);
     return { kind: 'rotated', token: await storeRefreshToken(gh, trx, familyOf(row), now) };
   });
 }
@@ -102,7 +100,6 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   if (rotation.kind === 'reused') return reuseDetected(gh, row);
   if (rotation.kind === 'revoked') throw new InvalidGrant('refresh token is revoked');
   return mintUserTokens(gh, {
-    grant: 'refresh_token',
     app,
     user,
     granted,

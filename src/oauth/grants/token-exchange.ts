@@ -25,10 +25,12 @@
 import { holdsInstanceRole } from '../../domain/permissions.ts';
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
+import { TOKEN_EXCHANGE } from '../../domain/grant-types.ts';
 import { appendEvent } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import { activeTokenUser, actorChain } from '../../domain/token-user.ts';
 import type { AccessTokenType, AuthMethod } from '../../store/schema.ts';
+import { liveFamilyEnd } from '../../store/tokens.ts';
 import { cappedLifetime } from '../../domain/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
@@ -48,10 +50,11 @@ import {
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
 
-export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export { TOKEN_EXCHANGE };
 
 export const tokenExchange: Grant = {
   grantType: TOKEN_EXCHANGE,
+  metricName: 'token_exchange',
   parameters: ['subject_token', 'subject_token_type', 'actor_token', 'actor_token_type', 'requested_token_type', 'scope', 'audience', 'resource'],
   repeatable: ['audience', 'resource'],
   clientAuth: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
@@ -209,16 +212,7 @@ async function presented(gh: Gatehouse, request: ExchangeRequest, client: { app:
  * undefined when the family has no live refresh token (then the exchange issues none either).
  */
 async function familyEnd(gh: Gatehouse, grantId: string): Promise<Date | undefined> {
-  const row = await gh.db
-    .selectFrom('tokens')
-    .select((eb) => eb.fn.max('absolute_expires_at').as('end'))
-    .where('grant_id', '=', grantId)
-    .where('kind', '=', 'refresh')
-    .where('revoked_at', 'is', null)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', new Date())
-    .executeTakeFirst();
-  const end = row?.end ? new Date(row.end) : undefined;
+  const end = await liveFamilyEnd(gh.db, grantId, new Date());
   return end && end.getTime() > Date.now() ? end : undefined;
 }
 
@@ -309,7 +303,6 @@ async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
       { user: x.subject, clientId: x.app.clientId, scopes: x.scopes.scopes, authTime: x.authTime, amr: x.amr, sessionId: x.sessionId, actor: x.act, audience: x.idTokenAudience, notAfter: x.notAfter },
       now,
     );
-    gh.metrics.tokensIssued.inc({ grant: 'token_exchange', type: 'id_token' });
     const expiresIn = cappedLifetime(Math.floor(now / 1000), gh.config.lifetimes.idToken, x.notAfter);
     return { access_token: idToken, token_type: 'N_A', expires_in: expiresIn, scope: x.scopes.scopes.join(' ') };
   }
@@ -330,7 +323,6 @@ async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
       })
     : undefined;
   return mintUserTokens(gh, {
-    grant: 'token_exchange',
     app: x.app,
     user: x.subject,
     granted: x.scopes,

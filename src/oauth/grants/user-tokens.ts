@@ -13,11 +13,11 @@ import type { Application, User } from '../../domain/directory.ts';
 import { newId, randomToken } from '../../domain/ids.ts';
 import { sessionById } from '../../domain/sessions.ts';
 import type { DB } from '../../store/database.ts';
+import { insertTokens } from '../../store/tokens.ts';
 import type { AccessTokenType, TokenRow } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
-import { revokeGrant } from '../revoke.ts';
 import type { TokenResponse } from './grant.ts';
 import { accessTokenResponse } from './token-response.ts';
 
@@ -52,7 +52,7 @@ export async function activeSession(gh: Gatehouse, sessionId: string | null | un
 export async function revokeFamily(gh: Gatehouse, grantId: string, lastExpiry?: Date | null): Promise<void> {
   const { accessToken, refreshAbsolute } = gh.config.lifetimes;
   const latest = lastExpiry ? lastExpiry.getTime() : Date.now() + refreshAbsolute * 1000;
-  await revokeGrant(gh, grantId, new Date(latest + accessToken * 1000));
+  await gh.tokens.revokeGrant(grantId, new Date(latest + accessToken * 1000));
 }
 
 /** What a refresh token carries from the sign-in that started its family. */
@@ -101,9 +101,8 @@ export function familyOf(row: TokenRow): RefreshFamily {
 export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFamily, now = new Date()): Promise<string> {
   const token = randomToken(32);
   const idle = now.getTime() + gh.config.lifetimes.refreshIdle * 1000;
-  await db
-    .insertInto('tokens')
-    .values({
+  await insertTokens(db, [
+    {
       id: newId(),
       instance_id: gh.instanceId,
       kind: 'refresh',
@@ -122,14 +121,12 @@ export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFa
       actor: family.actor ? JSON.stringify(family.actor) : null,
       exchanged_as: family.exchangedAs ?? null,
       impersonation: family.impersonation === true,
-    })
-    .execute();
+    },
+  ]);
   return token;
 }
 
 export interface UserTokenRequest {
-  /** Metrics label: the grant that mints. */
-  grant: string;
   app: Application;
   user: User;
   /** The scopes of this access token, checked (checkScopes). */
@@ -185,6 +182,5 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     notAfter: request.notAfter,
   });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
-  gh.metrics.tokensIssued.inc({ grant: request.grant, type });
   return response;
 }

@@ -1,0 +1,65 @@
+import { InsertBatcher } from './insert-batcher.ts';
+
+/** A writer whose statements the test completes by hand, recording what each statement held. */
+function manualWriter() {
+  const statements: { rows: number[]; done: (error?: Error) => void }[] = [];
+  const write = (rows: number[]) =>
+    new Promise<void>((resolve, reject) => statements.push({ rows, done: (error) => (error ? reject(error) : resolve()) }));
+  return { statements, write };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('InsertBatcher', () => {
+  it('writes a lone row at once, and rows that arrive meanwhile together in the next statement', async () => {
+    const { statements, write } = manualWriter();
+    const batcher = new InsertBatcher(write, { concurrency: 1, maxRows: 100 });
+    const settled: number[] = [];
+    const first = batcher.add(1).then(() => settled.push(1));
+    await tick();
+    expect(statements.map((s) => s.rows)).toEqual([[1]]);
+    const rest = [2, 3, 4].map((n) => batcher.add(n).then(() => settled.push(n)));
+    await tick();
+    expect(statements).toHaveLength(1); // one statement in flight at a time
+    statements[0]!.done();
+    await first;
+    await tick();
+    expect(statements.map((s) => s.rows)).toEqual([[1], [2, 3, 4]]);
+    expect(settled).toEqual([1]); // nobody is answered before the statement holding the row commits
+    statements[1]!.done();
+    await Promise.all(rest);
+    expect(settled).toEqual([1, 2, 3, 4]);
+  });
+
+  it.each([
+    [2, 5, [[1], [2], [3, 4, 5, 6, 7]]],
+    [1, 2, [[1], [2, 3], [4, 5], [6, 7]]],
+  ])('keeps at most %i statements in flight of at most %i rows', async (concurrency, maxRows, expected) => {
+    const { statements, write } = manualWriter();
+    const batcher = new InsertBatcher(write, { concurrency, maxRows });
+    const all = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.add(n));
+    for (let finished = 0; finished < expected.length; finished++) {
+      await tick();
+      expect(statements.length - finished).toBeLessThanOrEqual(concurrency);
+      statements[finished]!.done();
+    }
+    await Promise.all(all);
+    expect(statements.map((s) => s.rows).sort((x, y) => x[0]! - y[0]!)).toEqual(expected);
+  });
+
+  it('retries a failed batch row by row, so one bad row fails only its own request', async () => {
+    const writes: number[][] = [];
+    const batcher = new InsertBatcher(
+      async (rows: number[]) => {
+        writes.push(rows);
+        await tick();
+        if (rows.includes(13)) throw new Error('duplicate key');
+      },
+      { concurrency: 1, maxRows: 100 },
+    );
+    const first = batcher.add(1);
+    const results = await Promise.allSettled([first, batcher.add(12), batcher.add(13), batcher.add(14)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(writes).toEqual([[1], [12, 13, 14], [12], [13], [14]]);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The `tokens` table (stored access and refresh tokens, by SHA-256 of the token) and `revocations`
+ * (ids of JWTs, grants and sessions whose tokens no longer count). Every statement that revokes
+ * something also announces the ids on the `gatehouse_revoked` channel in the same transaction, so
+ * every server process drops them from its caches as soon as the change commits (store/change-listener.ts).
+ */
+import { sql, type Insertable } from 'kysely';
+import type { DB } from './database.ts';
+import type { TokenRow, TokensTable } from './schema.ts';
+
+export type NewToken = Insertable<TokensTable>;
+
+/** The NOTIFY channel of revocations; the payload is `id:expiresAtSeconds` items joined by commas. */
+export const REVOKED_CHANNEL = 'gatehouse_revoked';
+/** PostgreSQL's payload limit is 8000 bytes; ids are short, so chunks of this many stay well below. */
+const IDS_PER_NOTIFICATION = 100;
+
+export interface Revoked {
+  id: string;
+  /** Until when the revocation matters (the latest expiry of what it covers), epoch milliseconds. */
+  until: number;
+}
+
+export function encodeRevoked(items: readonly Revoked[]): string {
+  return items.map((item) => `${item.id}:${Math.ceil(item.until / 1000)}`).join(',');
+}
+
+export function decodeRevoked(payload: string): Revoked[] {
+  return payload.split(',').flatMap((item) => {
+    const [id, seconds] = item.split(':');
+    const until = Number(seconds) * 1000;
+    return id && Number.isFinite(until) ? [{ id, until }] : [];
+  });
+}
+
+/** Announces revocations to every process; delivered when the surrounding transaction commits. */
+async function announce(db: DB, items: readonly Revoked[]): Promise<void> {
+  for (let start = 0; start < items.length; start += IDS_PER_NOTIFICATION) {
+    const payload = encodeRevoked(items.slice(start, start + IDS_PER_NOTIFICATION));
+    await sql`select pg_notify(${REVOKED_CHANNEL}, ${payload})`.execute(db);
+  }
+}
+
+/** Stores tokens in one statement (several requests' tokens batched together, store/insert-batcher.ts). */
+export async function insertTokens(db: DB, rows: readonly NewToken[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('tokens').values([...rows]).execute();
+}
+
+/**
+ * A stored access token by hash, with whether its grant or session has been revoked since, in one
+ * round trip (the CASE spares tokens without either the subquery; measured: user tokens +25%,
+ * machine tokens -10% against two statements, because the larger statement costs more to plan).
+ */
+export async function findAccessToken(db: DB, tokenHash: string): Promise<(TokenRow & { family_revoked: boolean }) | undefined> {
+  return db
+    .selectFrom('tokens')
+    .selectAll('tokens')
+    .select(
+      sql<boolean>`case when tokens.grant_id is null and tokens.session_id is null then false else exists (select 1 from revocations where revocations.id in (tokens.grant_id, tokens.session_id)) end`.as(
+        'family_revoked',
+      ),
+    )
+    .where('token_hash', '=', tokenHash)
+    .where('kind', '=', 'access')
+    .executeTakeFirst();
+}
+
+/** A stored token of either kind by hash (the revocation endpoint finds tokens by their shape). */
+export async function findTokenByHash(db: DB, tokenHash: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function findRefreshTokenByHash(db: DB, tokenHash: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('token_hash', '=', tokenHash).where('kind', '=', 'refresh').executeTakeFirst();
+}
+
+/** A refresh token's use marks under a row lock, for its rotation (one winner among parallel uses). */
+export async function lockTokenUse(trx: DB, id: string): Promise<Pick<TokenRow, 'used_at' | 'revoked_at'> | undefined> {
+  return trx.selectFrom('tokens').select(['used_at', 'revoked_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function markTokenUsed(trx: DB, id: string, at: Date): Promise<void> {
+  await trx.updateTable('tokens').set({ used_at: at }).where('id', '=', id).execute();
+}
+
+/** The end of a grant's live refresh tokens (the latest absolute expiry), or undefined when none lives. */
+export async function liveFamilyEnd(db: DB, grantId: string, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.max('absolute_expires_at').as('end'))
+    .where('grant_id', '=', grantId)
+    .where('kind', '=', 'refresh')
+    .where('revoked_at', 'is', null)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row?.end ? new Date(row.end) : undefined;
+}
+
+/** Revokes one stored token (RFC 7009 §2.1: an access token revokes only itself). */
+export async function revokeStoredToken(db: DB, token: Revoked, now: Date): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', token.id).where('revoked_at', 'is', null).execute();
+    await announce(trx, [token]);
+  });
+}
+
+/** Revokes JWT access tokens by jti: they are not stored, so the jti itself is remembered. */
+export async function insertRevocation(db: DB, revoked: Revoked, kind: 'access_token'): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('revocations')
+      .values({ id: revoked.id, kind, expires_at: new Date(revoked.until) })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    await announce(trx, [revoked]);
+  });
+}
+
+/** Revokes every token of a grant: stored ones directly, JWT access tokens through their grant id. */
+export async function revokeGrantTokens(db: DB, grant: Revoked, now: Date): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('tokens').set({ revoked_at: now }).where('grant_id', '=', grant.id).where('revoked_at', 'is', null).execute();
+    await trx
+      .insertInto('revocations')
+      .values({ id: grant.id, kind: 'grant', expires_at: new Date(grant.until) })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    await announce(trx, [grant]);
+  });
+}
+
+/** Revokes every token issued in these sessions: by session id for JWTs and stored tokens alike, and the rows. */
+export async function revokeSessionTokens(db: DB, sessions: readonly Revoked[], now: Date): Promise<void> {
+  if (sessions.length === 0) return;
+  const ids = sessions.map((session) => session.id);
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('revocations')
+      .values(sessions.map((session) => ({ id: session.id, kind: 'session', expires_at: new Date(session.until) })))
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    await trx.updateTable('tokens').set({ revoked_at: now }).where('session_id', 'in', ids).where('revoked_at', 'is', null).execute();
+    await announce(trx, sessions);
+  });
+}
+
+/** Whether any of these token, grant or session ids has been revoked. */
+export async function anyRevoked(db: DB, ids: readonly string[]): Promise<boolean> {
+  if (ids.length === 0) return false;
+  const row = await db.selectFrom('revocations').select('id').where('id', 'in', [...ids]).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Every revocation that still matters, for a process that starts or has missed announcements. */
+export async function liveRevocations(db: DB, now: Date): Promise<Revoked[]> {
+  const rows = await db.selectFrom('revocations').select(['id', 'expires_at']).where('expires_at', '>', now).execute();
+  return rows.map((row) => ({ id: row.id, until: row.expires_at.getTime() }));
+}
+
+/** Deletes revocation records that expired before `now`: what they revoked has expired too. */
+export async function deleteExpiredRevocations(db: DB, now: Date): Promise<void> {
+  await db.deleteFrom('revocations').where('expires_at', '<', now).execute();
+}
+
+/** Deletes token rows that expired before `before` (the housekeeping keeps them a day past expiry). */
+export async function deleteTokensExpiredBefore(db: DB, before: Date): Promise<void> {
+  await db.deleteFrom('tokens').where('expires_at', '<', before).execute();
+}
