@@ -3,6 +3,7 @@
  * produces them: every spec carries its path in the document so later errors can name it.
  */
 import type { FeatureName } from '../domain/features.ts';
+import { APP_GRANT_TYPES, type AppGrantType } from '../domain/grant-types.ts';
 import type { AccessTokenType, Address, AuthMethod } from '../store/schema.ts';
 
 export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;
@@ -13,14 +14,9 @@ export const ORG_ROLES: ReadonlySet<Role> = new Set(['ORG_OWNER', 'ORG_ADMIN_IMP
 export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const satisfies readonly AuthMethod[];
 export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
 export type ResponseType = (typeof RESPONSE_TYPES)[number];
-export const GRANT_TYPES = [
-  'authorization_code',
-  'implicit',
-  'refresh_token',
-  'client_credentials',
-  'urn:ietf:params:oauth:grant-type:token-exchange',
-] as const;
-export type GrantType = (typeof GRANT_TYPES)[number];
+/** The grant types an application may be registered for (one list, domain/grant-types.ts). */
+export const GRANT_TYPES = APP_GRANT_TYPES;
+export type GrantType = AppGrantType;
 export const ACCESS_TOKEN_TYPES = ['jwt', 'opaque'] as const satisfies readonly AccessTokenType[];
 export const APP_TYPES = ['oidc', 'api'] as const;
 export const GENDERS = ['female', 'male', 'diverse'] as const;

@@ -11,6 +11,7 @@ import { renderErrorPage } from '../login/error-page.ts';
 import { browserHashOf } from './browser.ts';
 import { issueIdToken } from './id-token.ts';
 import { deliver } from './response-mode.ts';
+import { countIssued } from './grants/token-response.ts';
 import { mintUserTokens } from './grants/user-tokens.ts';
 import { checkScopes } from './scopes.ts';
 
@@ -44,7 +45,6 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
   const granted = await checkScopes(gh, request.scopes.filter((s) => s !== 'offline_access'), app.orgId);
   if (request.responseType === 'id_token token') {
     const minted = await mintUserTokens(gh, {
-      grant: 'implicit',
       app,
       user,
       granted,
@@ -54,6 +54,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
       amr: session.amr,
       nonce: request.nonce,
     });
+    countIssued(gh, 'implicit', minted);
     deliver(res, request.redirectUri, request.responseMode, {
       ...base,
       access_token: minted.access_token,

@@ -11,6 +11,7 @@ import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './erro
 import { readFormKeepingRepeats, required, type Params } from './form.ts';
 import type { Grant } from './grants/grant.ts';
 import { grantRegistry } from './grants/index.ts';
+import { countIssued } from './grants/token-response.ts';
 import { TOKEN_PATH } from './paths.ts';
 
 export { TOKEN_PATH };
@@ -49,6 +50,7 @@ export function tokenEndpoint(gh: Gatehouse) {
         : await authenticateClient(gh, req, params, { accepted: grant.clientAuth, machines: grant.machines, endpointUrl });
     checkAllowed(grant, client);
     const response = await grant.handle({ gh, req, params: onlyDeclared(params, grant), lists, client, endpointUrl });
+    countIssued(gh, grant.metricName, response);
     res.status(200).json(response);
   };
 }

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Gatehouse } from '../../context.ts';
 import { consumeCode, type AuthRequest } from '../../domain/auth-requests.ts';
 import { safeEqual } from '../../domain/crypto.ts';
+import { AUTHORIZATION_CODE } from '../../domain/grant-types.ts';
 import type { Application } from '../../domain/directory.ts';
 import { sessionById, type UserSession } from '../../domain/sessions.ts';
 import { InvalidGrant } from '../errors.ts';
@@ -17,7 +18,8 @@ import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { activeUser, applicationOf, mintUserTokens, OFFLINE_ACCESS, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
 
 export const authorizationCode: Grant = {
-  grantType: 'authorization_code',
+  grantType: AUTHORIZATION_CODE,
+  metricName: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
   clientAuth: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
   machines: false,
@@ -112,7 +114,6 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   };
   const refreshToken = offline ? await storeRefreshToken(gh, gh.db, family, now) : undefined;
   return mintUserTokens(gh, {
-    grant: 'authorization_code',
     app,
     user,
     granted,

@@ -3,13 +3,15 @@
  * secret (client_secret_basic or client_secret_post) and receives an access token, never a refresh
  * token (RFC 6749 §4.4.3).
  */
+import { CLIENT_CREDENTIALS } from '../../domain/grant-types.ts';
 import { UnauthorizedClient } from '../errors.ts';
 import { parseScope, required } from '../form.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 
 export const clientCredentials: Grant = {
-  grantType: 'client_credentials',
+  grantType: CLIENT_CREDENTIALS,
+  metricName: 'client_credentials',
   parameters: ['scope'],
   clientAuth: ['client_secret_basic', 'client_secret_post'],
   machines: true,
@@ -32,6 +34,5 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
     scopes: granted.scopes,
     audience: audienceFor(gh, client.clientId, undefined, granted),
   });
-  gh.metrics.tokensIssued.inc({ grant: 'client_credentials', type: user.accessTokenType });
   return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn, scope: granted.scopes.join(' ') };
 }

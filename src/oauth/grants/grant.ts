@@ -30,6 +30,8 @@ export interface GrantContext {
 
 export interface Grant {
   grantType: string;
+  /** The `grant` label of gatehouse_tokens_issued_total (short names for the URN grant types). */
+  metricName: string;
   parameters: readonly string[];
   /** Parameters that may come more than once (RFC 8693 §2.1 audience, resource); others may not. */
   repeatable?: readonly string[];

@@ -3,6 +3,7 @@
  * signs an assertion with one of its registered keys (ZITADEL key file: iss = sub = user id, kid =
  * key id) and receives an access token, and an ID token when openid is asked for.
  */
+import { JWT_BEARER } from '../../domain/grant-types.ts';
 import type { Gatehouse } from '../../context.ts';
 import type { User } from '../../domain/directory.ts';
 import { unverifiedIssuer, verifyOneTimeAssertion } from '../assertions.ts';
@@ -12,10 +13,11 @@ import { audienceFor, checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { accessTokenResponse } from './token-response.ts';
 
-export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export { JWT_BEARER };
 
 export const jwtProfile: Grant = {
   grantType: JWT_BEARER,
+  metricName: 'jwt_bearer',
   parameters: ['assertion', 'scope'],
   clientAuth: 'assertion',
   machines: true,
@@ -66,6 +68,5 @@ async function handle({ gh, params, endpointUrl }: GrantContext): Promise<TokenR
     clientId,
     authTime: new Date(issued.claims.iat * 1000),
   });
-  gh.metrics.tokensIssued.inc({ grant: 'jwt_bearer', type: user.accessTokenType });
   return response;
 }

@@ -7,6 +7,17 @@ import type { IssuedAccessToken } from '../../domain/tokens.ts';
 import { issueIdToken, type IdTokenRequest } from '../id-token.ts';
 import type { TokenResponse } from './grant.ts';
 
+/** The `type` label of gatehouse_tokens_issued_total for a response: what its main token is. */
+export function issuedType(response: TokenResponse): 'jwt' | 'opaque' | 'id_token' {
+  if (response.token_type === 'N_A') return 'id_token'; // RFC 8693 §2.2.1: an ID token in access_token
+  return response.access_token.includes('.') ? 'jwt' : 'opaque';
+}
+
+/** Counts one issued response; called once per response, by the endpoint that answers it. */
+export function countIssued(gh: Gatehouse, grant: string, response: TokenResponse): void {
+  gh.metrics.tokensIssued.inc({ grant, type: issuedType(response) });
+}
+
 export async function accessTokenResponse(
   gh: Gatehouse,
   issued: IssuedAccessToken,
