@@ -4,7 +4,7 @@
  * slice it needs (see the `*Config` types below).
  */
 import path from 'node:path';
-import { parseTrustedProxies, type TrustedProxies } from '../http/client-address.ts';
+import { parseTrustedProxies, type TrustedProxies } from './ip-addresses.ts';
 
 export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA';
 

@@ -11,7 +11,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Gatehouse } from '../context.ts';
-import { httpOrigin } from '../http/origin.ts';
+import { httpOrigin } from './origin.ts';
 import { verificationMail } from '../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
 import { listOrgRedirectUris } from '../store/apps.ts';

@@ -1,4 +1,5 @@
-import { clientAddress, limitKey, parseTrustedProxies } from './client-address.ts';
+import { parseTrustedProxies } from '../config/ip-addresses.ts';
+import { clientAddress, limitKey } from './client-address.ts';
 
 const req = (remoteAddress: string, forwarded?: string) => ({ socket: { remoteAddress }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } });
 

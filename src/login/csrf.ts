@@ -9,7 +9,9 @@ import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { safeEqual, type MasterKey } from '../domain/crypto.ts';
-import { browserCookie, browserValueOf } from '../oauth/browser.ts';
+import { browserCookie, browserValueOf } from '../http/browser.ts';
+import { showErrorPage } from '../http/error-page.ts';
+import type { Messages } from './messages.ts';
 
 export const CSRF_FIELD = 'csrfToken';
 
@@ -31,4 +33,9 @@ export function csrfValid(gh: Gatehouse, req: Request, form: ReadonlyMap<string,
   const cookie = browserCookie(gh, req);
   const field = form.get(CSRF_FIELD);
   return cookie !== undefined && field !== undefined && safeEqual(tokenOf(gh.masterKey, cookie), field);
+}
+
+/** A form whose CSRF token is missing or does not match its cookie: 403, nothing done. */
+export function refuseForgedForm(res: Response, m: Messages): void {
+  showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
 }

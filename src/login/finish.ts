@@ -8,7 +8,7 @@ import type { Gatehouse } from '../context.ts';
 import { attachSession, type AuthRequest } from '../domain/auth-requests.ts';
 import { clearLockout } from '../domain/lockout.ts';
 import { recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
-import { renewBrowser } from '../oauth/browser.ts';
+import { renewBrowser } from '../http/browser.ts';
 import { goToCallback } from './flow.ts';
 
 /**

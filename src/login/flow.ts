@@ -4,19 +4,18 @@
  * page), picks the language, and for forms checks the CSRF token first.
  */
 import type { Request, Response } from 'express';
-import { limitKeyOf } from '../http/client-address.ts';
 import type { Gatehouse } from '../context.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
-import { AUTHORIZE_CALLBACK_PATH } from '../oauth/authorize.ts';
-import { browserHashOf } from '../oauth/browser.ts';
-import { parseParams, readForm } from '../oauth/form.ts';
-import { UI_PATH } from './assets.ts';
-import { CSRF_FIELD, csrfTokenFor, csrfValid } from './csrf.ts';
-import { refuseForgedForm, showErrorPage } from './error-page.ts';
-import { html, type Html } from './html.ts';
-import { negotiateLocale } from './locale.ts';
+import { browserHashOf } from '../http/browser.ts';
+import { limitKeyOf } from '../http/client-address.ts';
+import { showErrorPage } from '../http/error-page.ts';
+import { parseParams, readForm } from '../http/form.ts';
+import { html, type Html } from '../http/html.ts';
+import { negotiateLocale } from '../http/locale.ts';
+import { AUTHORIZE_CALLBACK_PATH, LOGIN_UI_PATH } from '../http/paths.ts';
+import { formTargetOf, sendPage, seeOther } from '../http/respond.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from './csrf.ts';
 import { messagesFor, type Messages } from './messages.ts';
-import { formTargetOf, sendPage, seeOther } from './respond.ts';
 
 export const REQUEST_PARAM = 'authRequestID';
 
@@ -36,7 +35,7 @@ export interface Submission extends Step {
 
 /** Where a step's form posts to (the request id travels in the form). */
 export function stepAction(step: StepName): string {
-  return `${UI_PATH}/${step}`;
+  return `${LOGIN_UI_PATH}/${step}`;
 }
 
 /** A link to a step of this request. */

@@ -1,40 +1,9 @@
 /**
- * The page shell and form parts every login page shares: `<html lang>`, the stylesheet, one heading,
- * an error area announced to assistive technology (role="alert"), labelled fields whose hints and
- * errors are tied to the input by aria-describedby.
+ * The form parts every login page shares: labelled fields whose hints and errors are tied to the
+ * input by aria-describedby, buttons and links. The page shell around them is http/page.ts (the
+ * error page shares it).
  */
-import { STYLESHEET_HREF } from './assets.ts';
-import { html, type Html, type Interpolation } from './html.ts';
-import type { Messages } from './messages.ts';
-
-export interface PageParts {
-  m: Messages;
-  title: string;
-  /** The message of the error area; empty when all is well. */
-  alert?: string | undefined;
-  body: Interpolation;
-}
-
-export function page({ m, title, alert, body }: PageParts): Html {
-  return html`<!doctype html>
-<html lang="${m.lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · ${m.appName}</title>
-<link rel="stylesheet" href="${STYLESHEET_HREF}">
-</head>
-<body>
-<main class="card" aria-labelledby="title">
-<p class="brand">${m.appName}</p>
-<h1 id="title">${title}</h1>
-<div class="alert" role="alert">${alert ? html`<p>${alert}</p>` : ''}</div>
-${body}
-</main>
-</body>
-</html>
-`;
-}
+import { html, type Html, type Interpolation } from '../http/html.ts';
 
 export interface FieldParts {
   name: string;

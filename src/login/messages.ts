@@ -1,10 +1,13 @@
-/** Every text of the login UI, in English and German (SPEC §7). Pages take them from here only. */
-import { negotiateLocale, type Locale } from './locale.ts';
+/**
+ * Every text of the login UI, in English and German (SPEC §7). Pages take them from here only; the
+ * page shell's and the error page's texts, which http/ renders for other endpoints too, come from
+ * http/page-texts.ts.
+ */
+import { negotiateLocale, type Locale } from '../http/locale.ts';
+import { PAGE_TEXTS, type PageTexts } from '../http/page-texts.ts';
 import type { PolicyRule } from './password-policy.ts';
 
-export interface Messages {
-  lang: Locale;
-  appName: string;
+export interface Messages extends PageTexts {
   required: string;
   tooLong: string;
   fixFields: string;
@@ -67,21 +70,14 @@ export interface Messages {
   verifyEmailExpired: string;
   emailVerifiedTitle: string;
   emailVerifiedText: string;
-  // error page
-  errorTitle: string;
-  errorCode: string;
-  errorDetails: string;
-  errorAdvice: string;
+  // the login UI's own refusals
   requestExpired: string;
   csrfFailed: string;
   registrationUnavailable: string;
-  /** A human sentence per OAuth error code; `default` for any other. */
-  errors: Record<string, string>;
 }
 
 const en: Messages = {
-  lang: 'en',
-  appName: 'Gatehouse',
+  ...PAGE_TEXTS.en,
   required: 'Fill in this field.',
   tooLong: 'This is too long.',
   fixFields: 'Please correct the marked fields.',
@@ -142,33 +138,13 @@ const en: Messages = {
   verifyEmailExpired: 'The code has expired. Please request a new one.',
   emailVerifiedTitle: 'Email address verified',
   emailVerifiedText: 'Your email address is verified. You can close this window now.',
-  errorTitle: 'Something went wrong',
-  errorCode: 'Error code',
-  errorDetails: 'Details',
-  errorAdvice: 'Return to the application you came from and try again.',
   requestExpired: 'This sign-in request is unknown or has expired, or your browser does not send cookies. Return to the application and sign in again.',
   csrfFailed: 'The form has expired or was sent from another site. Go back, reload the page and try again.',
   registrationUnavailable: 'Creating an account is not available here. Sign in with an existing account.',
-  errors: {
-    invalid_request: 'The sign-in request is invalid.',
-    invalid_client: 'The application is not known to this sign-in service.',
-    invalid_scope: 'The application asked for permissions that are not available.',
-    unauthorized_client: 'The application is not allowed to sign in this way.',
-    unsupported_response_type: 'The application asked for a kind of response that is not supported.',
-    access_denied: 'Access was denied.',
-    login_required: 'You need to sign in.',
-    interaction_required: 'You need to sign in.',
-    server_error: 'An unexpected error occurred. Please try again later.',
-    temporarily_unavailable: 'The service is temporarily unavailable. Please try again in a moment.',
-    not_found: 'This page does not exist.',
-    method_not_allowed: 'This page cannot be used this way.',
-    default: 'The sign-in could not be completed.',
-  },
 };
 
 const de: Messages = {
-  lang: 'de',
-  appName: 'Gatehouse',
+  ...PAGE_TEXTS.de,
   required: 'Bitte füllen Sie dieses Feld aus.',
   tooLong: 'Die Eingabe ist zu lang.',
   fixFields: 'Bitte korrigieren Sie die markierten Felder.',
@@ -229,28 +205,9 @@ const de: Messages = {
   verifyEmailExpired: 'Der Code ist abgelaufen. Bitte fordern Sie einen neuen an.',
   emailVerifiedTitle: 'E-Mail-Adresse bestätigt',
   emailVerifiedText: 'Ihre E-Mail-Adresse ist bestätigt. Sie können dieses Fenster jetzt schließen.',
-  errorTitle: 'Etwas ist schiefgelaufen',
-  errorCode: 'Fehlercode',
-  errorDetails: 'Details',
-  errorAdvice: 'Kehren Sie zu der Anwendung zurück, von der Sie kamen, und versuchen Sie es erneut.',
   requestExpired: 'Diese Anmeldeanfrage ist unbekannt oder abgelaufen, oder Ihr Browser sendet keine Cookies. Kehren Sie zur Anwendung zurück und melden Sie sich erneut an.',
   csrfFailed: 'Das Formular ist abgelaufen oder wurde von einer anderen Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   registrationUnavailable: 'Hier kann kein Konto erstellt werden. Melden Sie sich mit einem bestehenden Konto an.',
-  errors: {
-    invalid_request: 'Die Anmeldeanfrage ist ungültig.',
-    invalid_client: 'Die Anwendung ist diesem Anmeldedienst nicht bekannt.',
-    invalid_scope: 'Die Anwendung hat Berechtigungen angefragt, die nicht verfügbar sind.',
-    unauthorized_client: 'Die Anwendung darf diese Art der Anmeldung nicht verwenden.',
-    unsupported_response_type: 'Die Anwendung hat eine Antwortart angefragt, die nicht unterstützt wird.',
-    access_denied: 'Der Zugriff wurde verweigert.',
-    login_required: 'Sie müssen sich anmelden.',
-    interaction_required: 'Sie müssen sich anmelden.',
-    server_error: 'Ein unerwarteter Fehler ist aufgetreten. Bitte versuchen Sie es später erneut.',
-    temporarily_unavailable: 'Der Dienst ist vorübergehend nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.',
-    not_found: 'Diese Seite gibt es nicht.',
-    method_not_allowed: 'Diese Seite kann so nicht verwendet werden.',
-    default: 'Die Anmeldung konnte nicht abgeschlossen werden.',
-  },
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, de };
@@ -265,7 +222,3 @@ export function messagesForParams(params: ReadonlyMap<string, string>, acceptLan
   return messagesFor(negotiateLocale(locales, acceptLanguage));
 }
 
-/** The human sentence for an OAuth error code. */
-export function errorSentence(m: Messages, error: string): string {
-  return Object.hasOwn(m.errors, error) ? m.errors[error]! : m.errors['default']!;
-}

@@ -6,11 +6,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { HashingBusy } from '../domain/crypto.ts';
-import { RetryLater } from '../oauth/errors.ts';
-import { toOAuthError } from '../server/errors.ts';
-import { serveStylesheet } from './assets.ts';
-import { showErrorPage } from './error-page.ts';
-import { negotiateLocale } from './locale.ts';
+import { showErrorPage } from '../http/error-page.ts';
+import { RetryLater, toOAuthError } from '../http/errors.ts';
+import { negotiateLocale } from '../http/locale.ts';
+import { serveStylesheet } from '../http/stylesheet.ts';
 import { messagesFor } from './messages.ts';
 import { accountsStep } from './steps/accounts.ts';
 import { loggedOutStep } from './steps/logged-out.ts';
@@ -21,7 +20,6 @@ import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
 import { logoutStep } from './steps/logout.ts';
 
-export { renderErrorPage } from './error-page.ts';
 export { renderLoggedOutPage } from './steps/logged-out.ts';
 
 function notAllowed(allowed: string) {

@@ -11,17 +11,16 @@ import type { Gatehouse } from '../context.ts';
 import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseType } from '../domain/auth-requests.ts';
 import type { Application } from '../domain/directory.ts';
 import { sessionMeetsFactors } from '../domain/otp.ts';
+import { verifyIdTokenHint } from '../domain/own-id-token.ts';
 import { activeSessions, type UserSession } from '../domain/sessions.ts';
-import { renderErrorPage } from '../login/error-page.ts';
-import { browserOf } from './browser.ts';
+import { browserOf } from '../http/browser.ts';
+import { renderErrorPage } from '../http/error-page.ts';
+import { optional, readQueryOrForm, type Params } from '../http/form.ts';
+import { LOGIN_UI_PATH } from '../http/paths.ts';
 import { finishAuthorization } from './authorize-finish.ts';
 import { InvalidRequest, InvalidScope, OAuthError, UnauthorizedClient } from './errors.ts';
-import { optional, parseScope, readQueryOrForm, type Params } from './form.ts';
-import { verifyIdTokenHint } from './id-token.ts';
 import { deliver } from './response-mode.ts';
-import { checkScopes } from './scopes.ts';
-
-export const AUTHORIZE_CALLBACK_PATH = '/oauth/v2/authorize/callback';
+import { checkScopes, parseScope } from './scopes.ts';
 
 const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'id_token', 'id_token token'];
 const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
@@ -137,7 +136,7 @@ export function fresh(session: UserSession, maxAge: number | undefined, now = Da
 }
 
 function loginUi(gh: Gatehouse, page: 'login' | 'accounts' | 'register', request: AuthRequest): string {
-  return `${gh.config.externalUrl}/ui/login/${page}?authRequestID=${encodeURIComponent(request.id)}`;
+  return `${gh.config.externalUrl}${LOGIN_UI_PATH}/${page}?authRequestID=${encodeURIComponent(request.id)}`;
 }
 
 export function authorizeEndpoint(gh: Gatehouse) {

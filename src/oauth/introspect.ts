@@ -8,7 +8,7 @@ import type { Gatehouse } from '../context.ts';
 import { activeTokenUser } from '../domain/token-user.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { InvalidClient } from './errors.ts';
-import { readForm, required } from './form.ts';
+import { readForm, required } from '../http/form.ts';
 import { userClaims } from './claims.ts';
 
 export const INTROSPECT_PATH = '/oauth/v2/introspect';

@@ -11,7 +11,7 @@ import type { Gatehouse } from '../context.ts';
 import { sha256 } from '../domain/crypto.ts';
 import { findTokenByHash } from '../store/tokens.ts';
 import { authenticateClient } from './client-auth/index.ts';
-import { readForm, required } from './form.ts';
+import { readForm, required } from '../http/form.ts';
 
 export const REVOKE_PATH = '/oauth/v2/revoke';
 

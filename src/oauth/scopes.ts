@@ -1,12 +1,22 @@
 /**
- * The scopes Gatehouse knows (seed §4.4, §5; SPEC §6) and the audience they grant. An unknown scope is
- * invalid_scope rather than silently dropped, so a client learns of its typo at once.
+ * The scope parameter (RFC 6749 §3.3), the scopes Gatehouse knows (seed §4.4, §5; SPEC §6) and the
+ * audience they grant. An unknown scope is invalid_scope rather than silently dropped, so a client
+ * learns of its typo at once.
  */
 import { apiAudienceScope } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
 import { InvalidScope } from './errors.ts';
 
 export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'] as const;
+
+/** Space-delimited scope (RFC 6749 §3.3): NQCHAR tokens, duplicates collapsed, order kept. */
+export function parseScope(value: string): string[] {
+  const scopes = value.split(' ').filter((s) => s !== '');
+  for (const scope of scopes) {
+    if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope)) throw new InvalidScope('scope is malformed');
+  }
+  return [...new Set(scopes)];
+}
 
 function projectScopePattern(serviceName: string): RegExp {
   return new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`);

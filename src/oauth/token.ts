@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { authenticateClient, type AuthenticatedClient } from './client-auth/index.ts';
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
-import { readFormKeepingRepeats, required, type Params } from './form.ts';
+import { readFormKeepingRepeats, required, type Params } from '../http/form.ts';
 import type { Grant } from './grants/grant.ts';
 import { grantRegistry } from './grants/index.ts';
 import { countIssued } from './grants/token-response.ts';

@@ -9,7 +9,7 @@ import type { Gatehouse } from '../context.ts';
 import { activeTokenUser } from '../domain/token-user.ts';
 import { userClaims } from './claims.ts';
 import { InvalidRequest, InvalidToken, NoAccessToken, OAuthError } from './errors.ts';
-import { readForm } from './form.ts';
+import { readForm } from '../http/form.ts';
 
 export const USERINFO_PATH = '/oidc/v1/userinfo';
 

@@ -5,9 +5,10 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { safeEqual } from '../domain/crypto.ts';
+import { AUTHORIZE_CALLBACK_PATH } from '../http/paths.ts';
 import { loginRouter } from '../login/routes.ts';
 import { reachable } from '../store/database.ts';
-import { AUTHORIZE_CALLBACK_PATH, authorizeEndpoint } from '../oauth/authorize.ts';
+import { authorizeEndpoint } from '../oauth/authorize.ts';
 import { authorizeCallback } from '../oauth/authorize-finish.ts';
 import { AUTHORIZE_PATH, DISCOVERY_PATH, KEYS_PATH } from '../oauth/discovery.ts';
 import { InvalidRequest } from '../oauth/errors.ts';

@@ -1,6 +1,6 @@
 /**
  * What an error from the database driver (pg, PGlite) or the network beneath it means, for both
- * error renderers (the OAuth one in server/errors.ts, the API one in api/errors.ts), so that one
+ * error renderers (the OAuth classification, toOAuthError in http/errors.ts, and the API one in api/errors.ts), so that one
  * outage gets one answer everywhere:
  *
  * - an outage: the database cannot be reached (503 / Unavailable, not 500 / Internal);

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import express from 'express';
-import { renderErrorPage } from '../../src/login/error-page.ts';
+import { renderErrorPage } from '../../src/http/error-page.ts';
 import { renderLoggedOutPage } from '../../src/login/routes.ts';
 import { ALICE, authRequest, Browser, csrfIn, startLoginServer, stepOf, submit, type LoginServer, type Reply } from './support.ts';
 

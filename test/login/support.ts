@@ -11,8 +11,8 @@ import { createAuthRequest, type AuthRequest, type NewAuthRequest } from '../../
 import { hashSecret } from '../../src/domain/crypto.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { browserHash, newBrowserId } from '../../src/domain/sessions.ts';
+import { browserCookieName } from '../../src/http/browser.ts';
 import { loginRouter } from '../../src/login/routes.ts';
-import { browserCookieName } from '../../src/oauth/browser.ts';
 import type { UserState } from '../../src/store/schema.ts';
 import { fixture, IDS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';

@@ -10,11 +10,12 @@ import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../../domain/auth-requests.ts';
 import type { User } from '../../domain/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
 import { finishWithSession } from '../finish.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
-import { html } from '../html.ts';
-import { link, page } from '../layout.ts';
+import { link } from '../layout.ts';
 
 interface Account {
   session: UserSession;

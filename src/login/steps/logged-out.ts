@@ -4,12 +4,12 @@
  * RP-Initiated Logout §2) or Accept-Language.
  */
 import type { Request, Response } from 'express';
-import { parseParams } from '../../oauth/form.ts';
-import { html } from '../html.ts';
-import { page } from '../layout.ts';
-import { negotiateLocale } from '../locale.ts';
+import { parseParams } from '../../http/form.ts';
+import { html } from '../../http/html.ts';
+import { negotiateLocale } from '../../http/locale.ts';
+import { page } from '../../http/page.ts';
+import { sendPage } from '../../http/respond.ts';
 import { messagesFor, messagesForParams, type Messages } from '../messages.ts';
-import { sendPage } from '../respond.ts';
 
 export function renderLoggedOutPage(res: Response, options: { locales?: string[]; acceptLanguage?: string | undefined } = {}): void {
   sendLoggedOutPage(res, messagesFor(negotiateLocale(options.locales, options.acceptLanguage)));

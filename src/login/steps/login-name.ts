@@ -7,10 +7,11 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { activeSessions } from '../../domain/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
-import { html } from '../html.ts';
-import { button, field, link, page } from '../layout.ts';
+import { button, field, link } from '../layout.ts';
 import { registrationOrg } from '../registration.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */

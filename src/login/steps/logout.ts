@@ -5,16 +5,17 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { endSessions, LOGOUT_PARAMS, loggedOutPage, validateLogout } from '../../oauth/end-session.ts';
-import { OAuthError } from '../../oauth/errors.ts';
-import { parseParamsKeepingFirst, readForm } from '../../oauth/form.ts';
-import { UI_PATH } from '../assets.ts';
-import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
-import { refuseForgedForm, showErrorPage } from '../error-page.ts';
-import { html } from '../html.ts';
-import { button, page } from '../layout.ts';
+import { showErrorPage } from '../../http/error-page.ts';
+import { OAuthError } from '../../http/errors.ts';
+import { parseParamsKeepingFirst, readForm } from '../../http/form.ts';
+import { html } from '../../http/html.ts';
+import { endSessions, LOGOUT_PARAMS, loggedOutPage, validateLogout } from '../../http/logout.ts';
+import { page } from '../../http/page.ts';
+import { LOGOUT_CONFIRM_PATH } from '../../http/paths.ts';
+import { formTargetOf, seeOther, sendPage } from '../../http/respond.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
+import { button } from '../layout.ts';
 import { messagesForParams, type Messages } from '../messages.ts';
-import { formTargetOf, seeOther, sendPage } from '../respond.ts';
 
 function messagesOf(req: Request, params: ReadonlyMap<string, string>): Messages {
   return messagesForParams(params, req.headers['accept-language']);
@@ -42,7 +43,7 @@ export function logoutStep(gh: Gatehouse) {
         (name) => html`<input type="hidden" name="${name}" value="${params.get(name) ?? ''}">`,
       );
       const body = html`<p>${m.logoutText}</p>
-<form method="post" action="${UI_PATH}/logout">
+<form method="post" action="${LOGOUT_CONFIRM_PATH}">
 <input type="hidden" name="${CSRF_FIELD}" value="${csrfTokenFor(gh, req, res)}">
 ${hidden}
 ${button(m.logoutButton)}

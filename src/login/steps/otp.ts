@@ -14,11 +14,12 @@ import type { Gatehouse } from '../../context.ts';
 import { countFailedAttempt, type AttemptRefusal } from '../../domain/lockout.ts';
 import { checkOtpCode } from '../../domain/otp.ts';
 import { pendingOtp } from '../../domain/sign-in.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
 import { clearOtpPending } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
-import { html } from '../html.ts';
-import { button, field, link, page } from '../layout.ts';
+import { button, field, link } from '../layout.ts';
 
 /** Longer than any code: a longer input is refused without checking. */
 const MAX_CODE_LENGTH = 16;

@@ -11,11 +11,12 @@ import type { Gatehouse } from '../../context.ts';
 import { hasReadyOtp } from '../../domain/otp.ts';
 import { checkPassword } from '../../domain/password-check.ts';
 import { passwordAttempt } from '../../domain/sign-in.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
 import { markOtpPending, rememberedLoginName } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
-import { html } from '../html.ts';
-import { button, field, link, page } from '../layout.ts';
+import { button, field, link } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {

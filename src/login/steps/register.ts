@@ -7,10 +7,11 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/email-address.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
-import { html } from '../html.ts';
-import { button, field, link, page } from '../layout.ts';
+import { button, field, link } from '../layout.ts';
 import type { Messages } from '../messages.ts';
 import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../password-policy.ts';
 import { registerHuman, registrationOrg } from '../registration.ts';

@@ -10,16 +10,16 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { verifyEmailCode } from '../../domain/email-codes.ts';
-import { parseParams, readForm } from '../../oauth/form.ts';
-import { UI_PATH } from '../assets.ts';
-import { CSRF_FIELD, csrfTokenFor, csrfValid } from '../csrf.ts';
-import { refuseForgedForm } from '../error-page.ts';
-import { html } from '../html.ts';
-import { button, field, page } from '../layout.ts';
+import { parseParams, readForm } from '../../http/form.ts';
+import { html } from '../../http/html.ts';
+import { page } from '../../http/page.ts';
+import { LOGIN_UI_PATH } from '../../http/paths.ts';
+import { sendPage } from '../../http/respond.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
+import { button, field } from '../layout.ts';
 import { messagesForParams, type Messages } from '../messages.ts';
-import { sendPage } from '../respond.ts';
 
-export const VERIFY_EMAIL_PATH = `${UI_PATH}/verify-email`;
+export const VERIFY_EMAIL_PATH = `${LOGIN_UI_PATH}/verify-email`;
 
 /** Codes are 6 characters; anything much longer is not one. */
 const MAX_CODE = 64;

@@ -12,7 +12,7 @@ import { Throttled } from '../../domain/failure-throttle.ts';
 import { limitKeyOf } from '../../http/client-address.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
-import { optional, type Params } from '../form.ts';
+import { optional, type Params } from '../../http/form.ts';
 import { parseBasic } from './basic.ts';
 import { unverifiedIssuer } from '../assertions.ts';
 import { TOKEN_PATH } from '../paths.ts';

@@ -12,7 +12,7 @@ import { AUTHORIZATION_CODE } from '../../domain/grant-types.ts';
 import type { Application } from '../../domain/directory.ts';
 import { sessionById, type UserSession } from '../../domain/sessions.ts';
 import { InvalidGrant } from '../errors.ts';
-import { optional, required, type Params } from '../form.ts';
+import { optional, required, type Params } from '../../http/form.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { activeUser, applicationOf, mintUserTokens, OFFLINE_ACCESS, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';

@@ -5,8 +5,8 @@
  */
 import { CLIENT_CREDENTIALS } from '../../domain/grant-types.ts';
 import { UnauthorizedClient } from '../errors.ts';
-import { parseScope, required } from '../form.ts';
-import { audienceFor, checkScopes } from '../scopes.ts';
+import { required } from '../../http/form.ts';
+import { audienceFor, checkScopes, parseScope } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 
 export const clientCredentials: Grant = {

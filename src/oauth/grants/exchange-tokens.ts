@@ -17,7 +17,7 @@ import { activeTokenUser } from '../../domain/token-user.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { verifyAssertion } from '../assertions.ts';
 import { InvalidRequest } from '../errors.ts';
-import { verifyOwnIdToken } from '../id-token.ts';
+import { verifyOwnIdToken } from '../../domain/own-id-token.ts';
 
 const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
 export const ACCESS_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}access_token`;

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
-import type { Params } from '../form.ts';
+import type { Params } from '../../http/form.ts';
 
 export interface TokenResponse {
   access_token: string;

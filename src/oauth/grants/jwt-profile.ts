@@ -8,8 +8,8 @@ import type { Gatehouse } from '../../context.ts';
 import type { User } from '../../domain/directory.ts';
 import { unverifiedIssuer, verifyOneTimeAssertion } from '../assertions.ts';
 import { InvalidGrant } from '../errors.ts';
-import { parseScope, required } from '../form.ts';
-import { audienceFor, checkScopes } from '../scopes.ts';
+import { required } from '../../http/form.ts';
+import { audienceFor, checkScopes, parseScope } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { accessTokenResponse } from './token-response.ts';
 

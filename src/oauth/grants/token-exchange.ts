@@ -34,8 +34,8 @@ import { liveFamilyEnd } from '../../store/tokens.ts';
 import { cappedLifetime } from '../../domain/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
-import { optional, parseScope, required } from '../form.ts';
-import { checkScopes, type GrantedScopes } from '../scopes.ts';
+import { optional, required } from '../../http/form.ts';
+import { checkScopes, parseScope, type GrantedScopes } from '../scopes.ts';
 import {
   ACCESS_TOKEN_TYPE,
   checkActorType,

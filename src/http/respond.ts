@@ -1,6 +1,6 @@
 /**
- * How login pages are answered: security headers on every page, HTML as UTF-8, never cached. The
- * UI's one cookie is the browser cookie (oauth/browser.ts).
+ * How browser pages (the login UI's and the error page) are answered: security headers on every
+ * page, HTML as UTF-8, never cached. The UI's one cookie is the browser cookie (http/browser.ts).
  */
 import type { Response } from 'express';
 import type { Html } from './html.ts';

@@ -6,9 +6,9 @@
  */
 import type { Response } from 'express';
 import { html } from './html.ts';
-import { page } from './layout.ts';
 import { negotiateLocale } from './locale.ts';
-import { errorSentence, messagesFor, type Messages } from './messages.ts';
+import { page } from './page.ts';
+import { PAGE_TEXTS, type PageTexts } from './page-texts.ts';
 import { sendPage } from './respond.ts';
 
 export interface ErrorPageOptions {
@@ -25,13 +25,18 @@ export interface ErrorPageOptions {
 const MAX_DESCRIPTION = 300;
 
 export function renderErrorPage(res: Response, options: ErrorPageOptions): void {
-  showErrorPage(res, messagesFor(negotiateLocale(options.locales, options.acceptLanguage)), options);
+  showErrorPage(res, PAGE_TEXTS[negotiateLocale(options.locales, options.acceptLanguage)], options);
+}
+
+/** The human sentence for an OAuth error code. */
+function errorSentence(m: PageTexts, error: string): string {
+  return Object.hasOwn(m.errors, error) ? m.errors[error]! : m.errors['default']!;
 }
 
 /** The error page in a language already chosen; `sentence` replaces the one for the error code. */
 export function showErrorPage(
   res: Response,
-  m: Messages,
+  m: PageTexts,
   options: { status: number; error: string; description: string; sentence?: string | undefined },
 ): void {
   const description = options.description.length > MAX_DESCRIPTION ? `${options.description.slice(0, MAX_DESCRIPTION)}…` : options.description;
@@ -43,9 +48,4 @@ export function showErrorPage(
 </dl>
 <p>${m.errorAdvice}</p>`;
   sendPage(res, options.status, page({ m, title: m.errorTitle, alert: options.sentence ?? errorSentence(m, options.error), body }));
-}
-
-/** A form whose CSRF token is missing or does not match its cookie: 403, nothing done. */
-export function refuseForgedForm(res: Response, m: Messages): void {
-  showErrorPage(res, m, { status: 403, error: 'invalid_request', description: 'the form token is missing or does not match', sentence: m.csrfFailed });
 }

@@ -1,13 +1,14 @@
 /**
- * The login UI's stylesheet, read once: served at /ui/login/assets/gatehouse.css and linked with a
- * content hash in the query, so browsers may cache it for a year and still see every change.
+ * The stylesheet of every browser page (the login UI's and the error page), read once: served by the
+ * login UI at /ui/login/assets/gatehouse.css and linked with a content hash in the query, so browsers
+ * may cache it for a year and still see every change.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Request, Response } from 'express';
+import { LOGIN_UI_PATH } from './paths.ts';
 
-export const UI_PATH = '/ui/login';
-export const STYLESHEET_PATH = `${UI_PATH}/assets/gatehouse.css`;
+export const STYLESHEET_PATH = `${LOGIN_UI_PATH}/assets/gatehouse.css`;
 
 const css = readFileSync(new URL('./assets/gatehouse.css', import.meta.url));
 const version = createHash('sha256').update(css).digest('hex').slice(0, 12);

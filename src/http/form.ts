@@ -1,10 +1,11 @@
 /**
- * Reading OAuth requests: application/x-www-form-urlencoded bodies (RFC 6749 §3.2), parsed once,
- * with repeated parameters rejected (RFC 6749 §3.1: parameters MUST NOT be included more than once)
- * and a size bound. Only the parameters a step reads are ever taken from the result.
+ * Reading OAuth requests and the login UI's forms: application/x-www-form-urlencoded bodies
+ * (RFC 6749 §3.2), parsed once, with repeated parameters rejected (RFC 6749 §3.1: parameters MUST NOT
+ * be included more than once) and a size bound. Only the parameters a step reads are ever taken
+ * from the result. The scope parameter's grammar is OAuth's alone (oauth/scopes.ts parseScope).
  */
 import type { Request } from 'express';
-import { InvalidRequest, InvalidScope } from './errors.ts';
+import { InvalidRequest } from './errors.ts';
 
 export type Params = ReadonlyMap<string, string>;
 
@@ -138,13 +139,4 @@ export function required(params: Params, name: string): string {
   const value = optional(params, name);
   if (value === undefined) throw new InvalidRequest(`${name} is required`);
   return value;
-}
-
-/** Space-delimited scope (RFC 6749 §3.3): NQCHAR tokens, duplicates collapsed, order kept. */
-export function parseScope(value: string): string[] {
-  const scopes = value.split(' ').filter((s) => s !== '');
-  for (const scope of scopes) {
-    if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope)) throw new InvalidScope('scope is malformed');
-  }
-  return [...new Set(scopes)];
 }

@@ -1,5 +1,5 @@
 import { OAuthError } from './errors.ts';
-import { parseParams, parseParamsKeepingFirst, parseScope } from './form.ts';
+import { parseParams, parseParamsKeepingFirst } from './form.ts';
 
 it.each([
   ['a=1&b=two+words', { a: '1', b: 'two words' }],
@@ -31,15 +31,4 @@ it('reports repeated parameters, keeping the first value', () => {
   const { params, repeated } = parseParamsKeepingFirst('a=1&b=2&a=3&b=4&a=5');
   expect(Object.fromEntries(params)).toEqual({ a: '1', b: '2' });
   expect(repeated).toEqual(['a', 'b']);
-});
-
-it.each([
-  ['openid  profile openid', ['openid', 'profile']],
-  ['urn:x:y', ['urn:x:y']],
-])('parses the scope %j', (value, expected) => {
-  expect(parseScope(value)).toEqual(expected);
-});
-
-it.each(['open"id', 'a\\b', 'é'])('refuses the scope %j as invalid_scope', (value) => {
-  expect(() => parseScope(value)).toThrow('scope is malformed');
 });

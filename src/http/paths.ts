@@ -1,0 +1,17 @@
+/**
+ * The paths by which the OAuth endpoints and the login UI send the browser to each other. Both are
+ * endpoints and neither imports the other (transport → endpoints → http/), so the paths they share
+ * are named here once.
+ */
+
+/** Where the login UI is mounted (SPEC §7). */
+export const LOGIN_UI_PATH = '/ui/login';
+
+/** /authorize hands a request to the login UI, which sends the browser back here when it is done. */
+export const AUTHORIZE_CALLBACK_PATH = '/oauth/v2/authorize/callback';
+
+/** The logout confirmation page that /oidc/v1/end_session sends unconfirmed requests to. */
+export const LOGOUT_CONFIRM_PATH = `${LOGIN_UI_PATH}/logout`;
+
+/** The page after a logout with nowhere to redirect to. */
+export const LOGGED_OUT_PATH = `${LOGIN_UI_PATH}/logged-out`;
