@@ -7,7 +7,7 @@
  * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +46,22 @@ function peakRssMiB(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** An ES256 client assertion of a machine user for the JWT profile grant (RFC 7523 §3), signed here. */
+function assertion(key: KeyObject, userId: string, audience: string): string {
+  const now = Math.floor(Date.now() / 1000);
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${part({ alg: 'ES256', kid: '2', typ: 'JWT' })}.${part({ iss: userId, sub: userId, aud: audience, iat: now, exp: now + 300, jti: randomUUID() })}`;
+  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}
+
+async function userIdOf(databaseUrl: string, userName: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const { rows } = await client.query<{ id: string }>('select id from users where user_name = $1', [userName]);
+  await client.end();
+  return rows[0]!.id;
 }
 
 async function waitFor(url: string, timeoutMs = 30000): Promise<void> {
@@ -89,6 +105,13 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Milliseconds per argon2id verification on core 0 (bench/argon2-rate.ts, pinned like the server). */
+async function argon2VerifyMs(): Promise<number> {
+  const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+  const result = spawnSync(command[0]!, [...command.slice(1), path.join(root, 'bench/argon2-rate.ts')], { cwd: root, encoding: 'utf8' });
+  return Number(result.stdout.trim());
+}
+
 async function main(): Promise<void> {
   pin(process.pid, 1);
   const results: Result[] = [];
@@ -113,6 +136,8 @@ async function main(): Promise<void> {
   dbUrl.pathname = `/${dbName}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  // The JWT profile grant's machine key is ES256, so signing the assertions costs the load generator little.
+  const profileKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const bootstrap = {
     features: { oidcTokenExchange: true },
     orgs: [
@@ -123,6 +148,7 @@ async function main(): Promise<void> {
         machines: [
           { userName: 'jwt-bot', secret: 'jwt-bot-secret', accessTokenType: 'jwt', roles: ['IAM_OWNER'], publicKeys: [{ keyId: '1', pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
           { userName: 'opaque-bot', secret: 'opaque-bot-secret', accessTokenType: 'opaque' },
+          { userName: 'profile-bot', accessTokenType: 'jwt', publicKeys: [{ keyId: '2', pem: profileKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
         ],
         projects: [
           {
@@ -178,6 +204,28 @@ async function main(): Promise<void> {
       await load('client_credentials (RS256 JWT)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
       await load('client_credentials (opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: ccBody }, server.pid),
     );
+    // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, SPEC 10.9), same scope as above
+    const profileBotId = await userIdOf(dbUrl.toString(), 'profile-bot');
+    results.push(
+      await load(
+        'JWT profile grant (RS256 JWT)',
+        {
+          url,
+          requests: [
+            {
+              method: 'POST',
+              path: '/oauth/v2/token',
+              headers: form,
+              setupRequest: (request) => ({
+                ...request,
+                body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope, assertion: assertion(profileKey.privateKey, profileBotId, url) }).toString(),
+              }),
+            },
+          ],
+        },
+        server.pid,
+      ),
+    );
     const introspected = async (user: string, secret: string) => {
       const response = await fetch(`${url}/oauth/v2/token`, {
         method: 'POST',
@@ -230,7 +278,10 @@ async function main(): Promise<void> {
     await loadAddOtpOverGrpc(url, userToken, connections, 2); // warm-up
     const grpc = await loadAddOtpOverGrpc(url, userToken, connections, seconds);
     results.push({ name: 'AddMyAuthFactorOTP (gRPC h2c)', rps: grpc.perSecond, p99: grpc.p99, errors: grpc.errors, non2xx: 0, rssMiB: peakRssMiB(server.pid) });
-    codeFlowLine = `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${peakRssMiB(server.pid)?.toFixed(1) ?? '-'} MiB`;
+    const argon2Ms = await argon2VerifyMs();
+    codeFlowLine =
+      `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${peakRssMiB(server.pid)?.toFixed(1) ?? '-'} MiB\n` +
+      `argon2id: one password verification takes ${argon2Ms.toFixed(1)} ms on the server's core, so the flows spend ${((flow.perSecond * argon2Ms) / 10).toFixed(0)}% of that core in argon2`;
   } finally {
     await stopChild(server);
     await admin.query(`drop database if exists ${dbName} with (force)`);

@@ -4,10 +4,10 @@
  * keys may have, and the signature and claims checked with jose; for those two, also the lifetime
  * and single-use rules of SPEC 10.9.
  */
-import { createPublicKey } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { sha256 } from '../domain/crypto.ts';
 import type { PublicKeyEntry } from '../domain/directory.ts';
+import { publicKeyOf } from '../domain/public-keys.ts';
 import type { DB } from '../store/database.ts';
 import { markAssertionUsed } from '../store/used-assertions.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
@@ -65,7 +65,7 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
   if (keys.length === 0) throw rules.reject('no registered key matches the assertion');
   for (const entry of keys) {
     try {
-      const { payload } = await jwtVerify(assertion, createPublicKey(entry.pem), {
+      const { payload } = await jwtVerify(assertion, publicKeyOf(entry.pem), {
         algorithms: ASSERTION_ALGORITHMS,
         issuer: rules.party,
         ...(rules.anySubject ? {} : { subject: rules.party }),

@@ -3,8 +3,9 @@ import { InsertBatcher } from './insert-batcher.ts';
 /** A writer whose statements the test completes by hand, recording what each statement held. */
 function manualWriter() {
   const statements: { rows: number[]; done: (error?: Error) => void }[] = [];
+  // each row's result is ten times the row, so a caller can see it got its own
   const write = (rows: number[]) =>
-    new Promise<void>((resolve, reject) => statements.push({ rows, done: (error) => (error ? reject(error) : resolve()) }));
+    new Promise<number[]>((resolve, reject) => statements.push({ rows, done: (error) => (error ? reject(error) : resolve(rows.map((n) => n * 10))) }));
   return { statements, write };
 }
 
@@ -15,20 +16,20 @@ describe('InsertBatcher', () => {
     const { statements, write } = manualWriter();
     const batcher = new InsertBatcher(write, { concurrency: 1, maxRows: 100 });
     const settled: number[] = [];
-    const first = batcher.add(1).then(() => settled.push(1));
+    const first = batcher.add(1).then((result) => settled.push(result));
     await tick();
     expect(statements.map((s) => s.rows)).toEqual([[1]]);
-    const rest = [2, 3, 4].map((n) => batcher.add(n).then(() => settled.push(n)));
+    const rest = [2, 3, 4].map((n) => batcher.add(n).then((result) => settled.push(result)));
     await tick();
     expect(statements).toHaveLength(1); // one statement in flight at a time
     statements[0]!.done();
     await first;
     await tick();
     expect(statements.map((s) => s.rows)).toEqual([[1], [2, 3, 4]]);
-    expect(settled).toEqual([1]); // nobody is answered before the statement holding the row commits
+    expect(settled).toEqual([10]); // nobody is answered before the statement holding the row commits
     statements[1]!.done();
     await Promise.all(rest);
-    expect(settled).toEqual([1, 2, 3, 4]);
+    expect(settled).toEqual([10, 20, 30, 40]);
   });
 
   it.each([
@@ -54,6 +55,7 @@ describe('InsertBatcher', () => {
         writes.push(rows);
         await tick();
         if (rows.includes(13)) throw new Error('duplicate key');
+        return rows.map(() => undefined);
       },
       { concurrency: 1, maxRows: 100 },
     );

@@ -1,15 +1,16 @@
 /**
- * Group commit for rows written on hot paths (opaque access tokens): rows that arrive while earlier
- * ones are being written go out together, in one multi-row INSERT that commits once. Each caller's
+ * Group commit for rows written on hot paths (opaque access tokens, used assertions): rows that
+ * arrive while earlier ones are being written go out together, in one multi-row INSERT that commits
+ * once, and each caller gets its own row's result (e.g. whether it was new). Each caller's
  * promise settles only after the statement holding its row has committed, so nothing is answered
  * before it is durable; a lone request is written at once (no timer, no added latency when idle).
  *
  * A batch that fails is retried row by row, so one bad row cannot fail the requests it shared a
  * statement with; an outage fails each row on its own merits.
  */
-interface Waiting<Row> {
+interface Waiting<Row, Result> {
   row: Row;
-  resolve: () => void;
+  resolve: (result: Result) => void;
   reject: (error: unknown) => void;
 }
 
@@ -20,20 +21,21 @@ export interface InsertBatcherOptions {
   maxRows: number;
 }
 
-export class InsertBatcher<Row> {
-  readonly #write: (rows: Row[]) => Promise<void>;
+/** `write` stores the rows in one statement and returns one result per row, in order. */
+export class InsertBatcher<Row, Result = void> {
+  readonly #write: (rows: Row[]) => Promise<Result[]>;
   readonly #options: InsertBatcherOptions;
-  #queue: Waiting<Row>[] = [];
+  #queue: Waiting<Row, Result>[] = [];
   #inFlight = 0;
 
-  constructor(write: (rows: Row[]) => Promise<void>, options: InsertBatcherOptions) {
+  constructor(write: (rows: Row[]) => Promise<Result[]>, options: InsertBatcherOptions) {
     this.#write = write;
     this.#options = options;
   }
 
   /** Resolves once the row is committed; rejects with the database's error when it could not be. */
-  add(row: Row): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  add(row: Row): Promise<Result> {
+    return new Promise<Result>((resolve, reject) => {
       this.#queue.push({ row, resolve, reject });
       this.#drain();
     });
@@ -50,10 +52,10 @@ export class InsertBatcher<Row> {
     }
   }
 
-  async #flush(batch: Waiting<Row>[]): Promise<void> {
+  async #flush(batch: Waiting<Row, Result>[]): Promise<void> {
     try {
-      await this.#write(batch.map((waiting) => waiting.row));
-      for (const waiting of batch) waiting.resolve();
+      const results = await this.#write(batch.map((waiting) => waiting.row));
+      batch.forEach((waiting, i) => waiting.resolve(results[i]!));
     } catch (error) {
       if (batch.length === 1) {
         batch[0]!.reject(error);
@@ -62,7 +64,7 @@ export class InsertBatcher<Row> {
       await Promise.all(
         batch.map((waiting) =>
           this.#write([waiting.row]).then(
-            () => waiting.resolve(),
+            (results) => waiting.resolve(results[0]!),
             (rowError: unknown) => waiting.reject(rowError),
           ),
         ),

@@ -42,9 +42,9 @@ async function announce(db: DB, items: readonly Revoked[]): Promise<void> {
 }
 
 /** Stores tokens in one statement (several requests' tokens batched together, store/insert-batcher.ts). */
-export async function insertTokens(db: DB, rows: readonly NewToken[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.insertInto('tokens').values([...rows]).execute();
+export async function insertTokens(db: DB, rows: readonly NewToken[]): Promise<void[]> {
+  if (rows.length > 0) await db.insertInto('tokens').values([...rows]).execute();
+  return rows.map(() => undefined);
 }
 
 /**

@@ -3,15 +3,43 @@
  * one row per signer and assertion id, kept until the assertion can no longer be accepted.
  */
 import type { DB } from './database.ts';
+import { InsertBatcher } from './insert-batcher.ts';
 
-/** Records an assertion as used; resolves to false when it already was (the row exists). */
-export async function markAssertionUsed(db: DB, id: string, expiresAt: Date): Promise<boolean> {
+export interface AssertionMark {
+  id: string;
+  expiresAt: Date;
+}
+
+/**
+ * Records assertions as used, in one statement; one answer per mark, false when it already was
+ * (the row exists, or an earlier mark of the same batch has the same id).
+ */
+export async function markAssertionsUsed(db: DB, marks: readonly AssertionMark[]): Promise<boolean[]> {
+  if (marks.length === 0) return [];
   const inserted = await db
     .insertInto('used_assertions')
-    .values({ id, expires_at: expiresAt })
+    .values(marks.map((mark) => ({ id: mark.id, expires_at: mark.expiresAt })))
     .onConflict((oc) => oc.column('id').doNothing())
-    .executeTakeFirst();
-  return inserted.numInsertedOrUpdatedRows !== 0n;
+    .returning('id')
+    .execute();
+  const fresh = new Set(inserted.map((row) => row.id));
+  return marks.map((mark) => fresh.delete(mark.id));
+}
+
+const batchers = new WeakMap<DB, InsertBatcher<AssertionMark, boolean>>();
+
+/**
+ * Records an assertion as used; resolves to false when it already was. Marks of concurrent requests
+ * share one INSERT (store/insert-batcher.ts); each resolves after that statement has committed.
+ */
+export function markAssertionUsed(db: DB, id: string, expiresAt: Date): Promise<boolean> {
+  if (db.isTransaction) return markAssertionsUsed(db, [{ id, expiresAt }]).then(([first]) => first!);
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new InsertBatcher((marks) => markAssertionsUsed(db, marks), { concurrency: 2, maxRows: 500 });
+    batchers.set(db, batcher);
+  }
+  return batcher.add({ id, expiresAt });
 }
 
 /** Deletes the records of assertions that expired before `now` (housekeeping). */
