@@ -1,5 +1,9 @@
 // Jest runs the TypeScript sources as native ES modules: @swc/jest strips the types (Node 24 itself
 // runs the same files with its built-in type stripping), and `tsc --noEmit` checks them in `npm test`.
+// The global setup migrates one database for the whole run, which every suite's database copies
+// (test/support/snapshot.ts); the embedded database's WebAssembly runs on V8's baseline compiler
+// (test/support/wasm-baseline.ts); hooks that start servers get a longer budget than tests
+// (test/support/hook-timeouts.ts).
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -8,6 +12,10 @@ export default {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'es6' } }],
   },
   testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/src/**/*.test.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/wasm-baseline.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeouts.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

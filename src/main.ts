@@ -29,7 +29,7 @@ Configuration comes from the environment: see README.md.`;
 class UsageError extends Error {}
 
 async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
-  const { db } = await openDatabase(config);
+  const { db } = await openDatabase(config, { oneShot: true }); // one command, then exit (store/database.ts)
   try {
     await migrate(db);
     return await work(db);

@@ -62,7 +62,7 @@ export interface Composition {
 }
 
 export async function compose({ config, log, prepare }: ComposeOptions): Promise<Composition> {
-  const { db, relaxed } = await openDatabase(config);
+  const { db } = await openDatabase(config);
   await migrate(db);
   await prepare?.(db);
   const instanceId = await instanceIdOf(db);
@@ -100,7 +100,6 @@ export async function compose({ config, log, prepare }: ComposeOptions): Promise
       discoveryJson = JSON.stringify(await discoveryDocument(gh));
     },
     async close() {
-      if (relaxed !== db) await relaxed.destroy();
       await db.destroy();
     },
   };

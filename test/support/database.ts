@@ -1,13 +1,14 @@
 /**
  * A fresh, migrated database for a test file: a new PostgreSQL database when TEST_DATABASE_URL is
- * set (created on that server, dropped on close), else the embedded PGlite in a temp folder.
+ * set (created on that server, dropped on close), else the embedded PGlite in a temp folder; both
+ * copied from the run's migrated snapshot (snapshot.ts), then migrated (nothing left to do).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { migrate, openDatabase, type DB } from '../../src/store/database.ts';
+import { createDatabase, databaseUrl as urlOf, onServer, restoreSnapshot } from './snapshot.ts';
 
 export interface FreshDatabase {
   db: DB;
@@ -17,24 +18,12 @@ export interface FreshDatabase {
   close(): Promise<void>;
 }
 
-async function onServer(baseUrl: string, statement: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  try {
-    await admin.query(statement);
-  } finally {
-    await admin.end();
-  }
-}
-
 export async function freshDatabase(): Promise<FreshDatabase> {
   const baseUrl = process.env['TEST_DATABASE_URL'];
   if (baseUrl) {
     const name = `gh_test_${randomBytes(6).toString('hex')}`;
-    await onServer(baseUrl, `create database ${name}`);
-    const url = new URL(baseUrl);
-    url.pathname = `/${name}`;
-    const databaseUrl = url.toString();
+    await createDatabase(baseUrl, name);
+    const databaseUrl = urlOf(baseUrl, name);
     const { db } = await openDatabase({ databaseUrl, dataDir: '' });
     await migrate(db);
     return {
@@ -48,6 +37,7 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-db-'));
+  restoreSnapshot(dataDir);
   const { db } = await openDatabase({ databaseUrl: undefined, dataDir });
   await migrate(db);
   return {

@@ -1,18 +1,20 @@
 /**
  * Starts a real Gatehouse for a black-box suite: a fresh database (a new PostgreSQL database when
- * TEST_DATABASE_URL is set, else embedded PGlite in a temp dir), a bootstrap document applied, a free
- * port on 127.0.0.1. Returns the base URL and a stop function.
+ * TEST_DATABASE_URL is set, else embedded PGlite in a temp dir), both copied from the run's migrated
+ * snapshot (snapshot.ts), a bootstrap document applied, a free port on 127.0.0.1. Returns the base URL
+ * and a stop function.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { createLogger } from '../../src/server/request-context.ts';
 import { stringify } from 'yaml';
 import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { startServer, type Running } from '../../src/server/start.ts';
 import { freePort } from './ports.ts';
+import { createDatabase, databaseUrl, onServer, restoreSnapshot } from './snapshot.ts';
 
 export interface TestServer {
   url: string;
@@ -21,31 +23,26 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** A connection string to a new, empty PostgreSQL database, or undefined to use PGlite. */
+/**
+ * A connection string to a new PostgreSQL database (migrated, when the run has a template), or
+ * undefined to use PGlite.
+ */
 export async function createTestDatabase(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   const base = process.env['TEST_DATABASE_URL'];
   if (!base) return { url: undefined, drop: async () => {} };
-  const name = `gh_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
+  const name = `gh_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await createDatabase(base, name);
   return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
+    url: databaseUrl(base, name),
+    drop: () => onServer(base, `drop database if exists ${name} with (force)`),
   };
 }
 
 export async function startTestServer(bootstrap: unknown, env: Record<string, string> = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
-  const database = await createTestDatabase();
+  // A suite that brings its own DATABASE_URL (through a proxy, say) needs no database of ours.
+  const database = 'DATABASE_URL' in env ? { url: undefined, drop: async () => {} } : await createTestDatabase();
+  if (!database.url && !env['DATABASE_URL']) restoreSnapshot(dir); // the embedded database
   const port = await freePort();
   const file = path.join(dir, 'bootstrap.yaml');
   fs.writeFileSync(file, stringify(bootstrap));
