@@ -41,6 +41,16 @@ async function announce(db: DB, items: readonly Revoked[]): Promise<void> {
   }
 }
 
+/** Remembers revoked ids (JWTs, grants, sessions are not rows of `tokens`) and announces them. */
+async function recordRevocations(trx: DB, items: readonly Revoked[], kind: 'access_token' | 'grant' | 'session'): Promise<void> {
+  await trx
+    .insertInto('revocations')
+    .values(items.map((item) => ({ id: item.id, kind, expires_at: new Date(item.until) })))
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  await announce(trx, items);
+}
+
 /** Stores tokens in one statement (several requests' tokens batched together, store/insert-batcher.ts). */
 export async function insertTokens(db: DB, rows: readonly NewToken[]): Promise<void[]> {
   if (rows.length > 0) await db.insertInto('tokens').values([...rows]).execute();
@@ -108,26 +118,14 @@ export async function revokeStoredToken(db: DB, token: Revoked, now: Date): Prom
 
 /** Revokes JWT access tokens by jti: they are not stored, so the jti itself is remembered. */
 export async function insertRevocation(db: DB, revoked: Revoked, kind: 'access_token'): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('revocations')
-      .values({ id: revoked.id, kind, expires_at: new Date(revoked.until) })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    await announce(trx, [revoked]);
-  });
+  await db.transaction().execute((trx) => recordRevocations(trx, [revoked], kind));
 }
 
 /** Revokes every token of a grant: stored ones directly, JWT access tokens through their grant id. */
 export async function revokeGrantTokens(db: DB, grant: Revoked, now: Date): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('tokens').set({ revoked_at: now }).where('grant_id', '=', grant.id).where('revoked_at', 'is', null).execute();
-    await trx
-      .insertInto('revocations')
-      .values({ id: grant.id, kind: 'grant', expires_at: new Date(grant.until) })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    await announce(trx, [grant]);
+    await recordRevocations(trx, [grant], 'grant');
   });
 }
 
@@ -136,13 +134,8 @@ export async function revokeSessionTokens(db: DB, sessions: readonly Revoked[], 
   if (sessions.length === 0) return;
   const ids = sessions.map((session) => session.id);
   await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('revocations')
-      .values(sessions.map((session) => ({ id: session.id, kind: 'session', expires_at: new Date(session.until) })))
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
     await trx.updateTable('tokens').set({ revoked_at: now }).where('session_id', 'in', ids).where('revoked_at', 'is', null).execute();
-    await announce(trx, sessions);
+    await recordRevocations(trx, sessions, 'session');
   });
 }
 
