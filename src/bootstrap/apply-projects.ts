@@ -4,6 +4,7 @@
  */
 import { newId } from '../domain/ids.ts';
 import { findApp, findApplicationByClientId, findAppKey, findOtherAppNamed, insertApp, insertAppKey, updateApp, updateAppKey } from '../store/apps.ts';
+import { findProjectRole, insertProjectRole, updateProjectRole } from '../store/project-roles.ts';
 import { findProject, findProjectByName, insertProject, updateProject } from '../store/projects.ts';
 import {
   changedColumns,
@@ -16,7 +17,7 @@ import {
   type ApplyContext,
   type KeyTable,
 } from './apply-support.ts';
-import type { AppSpec, ProjectSpec } from './document.ts';
+import type { AppSpec, ProjectRoleSpec, ProjectSpec } from './document.ts';
 
 function appKeys(ctx: ApplyContext, appId: string): KeyTable {
   return {
@@ -51,6 +52,8 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
     grant_types: spec.grantTypes,
     access_token_type: spec.accessTokenType,
     id_token_userinfo_assertion: spec.idTokenUserinfoAssertion,
+    id_token_role_assertion: spec.idTokenRoleAssertion,
+    access_token_role_assertion: spec.accessTokenRoleAssertion,
     dev_mode: spec.devMode,
   };
   if (!row) {
@@ -71,6 +74,26 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
   record(ctx, 'app', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
 }
 
+/** Adds the roles the file names and updates their names and groups; other roles are kept. True when any changed. */
+async function syncProjectRoles(ctx: ApplyContext, orgId: string, projectId: string, roles: ProjectRoleSpec[]): Promise<boolean> {
+  let changed = false;
+  for (const role of roles) {
+    const row = await findProjectRole(ctx.trx, projectId, role.key);
+    if (!row) {
+      await insertProjectRole(ctx.trx, { project_id: projectId, role_key: role.key, display_name: role.displayName, role_group: role.group });
+      await emit(ctx, 'project', projectId, orgId, 'project.role.added', { key: role.key, displayName: role.displayName, group: role.group });
+      changed = true;
+      continue;
+    }
+    const changes = changedColumns(row, { display_name: role.displayName, role_group: role.group });
+    if (Object.keys(changes).length === 0) continue;
+    await updateProjectRole(ctx.trx, projectId, role.key, changes);
+    await emit(ctx, 'project', projectId, orgId, 'project.role.changed', { key: role.key, changed: Object.keys(changes) });
+    changed = true;
+  }
+  return changed;
+}
+
 export async function applyProject(ctx: ApplyContext, orgId: string, spec: ProjectSpec): Promise<void> {
   const row = await match(
     ctx,
@@ -80,20 +103,29 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     () => findProjectByName(ctx.trx, orgId, spec.name),
     `project name "${spec.name}" (in this organization)`,
   );
+  const columns = {
+    name: spec.name,
+    role_assertion: spec.roleAssertion,
+    authorization_required: spec.authorizationRequired,
+    project_access_required: spec.projectAccessRequired,
+  };
   let projectId: string;
   if (!row) {
     projectId = spec.id ?? newId();
-    await insertProject(ctx.trx, { id: projectId, instance_id: ctx.instanceId, org_id: orgId, name: spec.name });
+    await insertProject(ctx.trx, { id: projectId, instance_id: ctx.instanceId, org_id: orgId, ...columns });
     await emit(ctx, 'project', projectId, orgId, 'project.added', { name: spec.name });
+    await syncProjectRoles(ctx, orgId, projectId, spec.roles);
     record(ctx, 'project', spec.path, projectId, 'created');
   } else {
     if (row.org_id !== orgId) conflict(ctx, `${spec.path}.id`, `project ${row.id} belongs to another organization (${row.org_id})`);
     projectId = row.id;
-    const changed = Object.keys(changedColumns(row, { name: spec.name }));
+    const changes = changedColumns(row, columns);
+    const changed = Object.keys(changes);
     if (changed.length > 0) {
-      await updateProject(ctx.trx, row.id, { name: spec.name });
+      await updateProject(ctx.trx, row.id, changes);
       await emit(ctx, 'project', row.id, orgId, 'project.changed', { changed });
     }
+    if (await syncProjectRoles(ctx, orgId, projectId, spec.roles)) changed.push('roles');
     record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
   }
   for (const app of spec.apps) await applyApp(ctx, orgId, projectId, app);

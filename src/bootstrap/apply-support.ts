@@ -10,7 +10,7 @@ import type { DB } from '../store/database.ts';
 import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';
 
-export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app';
+export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app' | 'authorization';
 export type Action = 'created' | 'updated' | 'unchanged';
 
 export interface ObjectResult {

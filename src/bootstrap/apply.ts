@@ -9,10 +9,11 @@ import { newId } from '../domain/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance, insertInstance, listInstanceFeatures, lockInstanceSetup, updateInstance, upsertInstanceFeature } from '../store/instances.ts';
 import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, updateOrg } from '../store/orgs.ts';
+import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
 import { changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
 import { applyHuman, applyMachine } from './apply-users.ts';
-import type { BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
+import type { AuthorizationSpec, BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
 import { readBootstrapFile } from './schema.ts';
 
 export type { ObjectKind, ObjectResult } from './apply-support.ts';
@@ -59,9 +60,11 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     }
     record(ctx, 'org', spec.path, orgId, changed.length > 0 ? 'updated' : 'unchanged');
   }
-  for (const user of spec.users) await applyHuman(ctx, orgId, user);
-  for (const machine of spec.machines) await applyMachine(ctx, orgId, machine);
+  const granted: Array<[string, AuthorizationSpec[]]> = [];
+  for (const user of spec.users) granted.push([await applyHuman(ctx, orgId, user), user.authorizations]);
+  for (const machine of spec.machines) granted.push([await applyMachine(ctx, orgId, machine), machine.authorizations]);
   for (const project of spec.projects) await applyProject(ctx, orgId, project);
+  for (const [userId, authorizations] of granted) await applyAuthorizations(ctx, orgId, userId, authorizations);
   return orgId;
 }
 
@@ -110,7 +113,7 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Pro
 
 function summarize(ctx: ApplyContext): BootstrapSummary {
   const zero = (): Counts => ({ created: 0, updated: 0, unchanged: 0 });
-  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'project', 'app'];
+  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'project', 'app', 'authorization'];
   const byKind = Object.fromEntries(kinds.map((kind) => [kind, zero()])) as Record<ObjectKind, Counts>;
   const total = zero();
   for (const result of ctx.results) {

@@ -53,6 +53,24 @@ export interface HumanSpec {
   state: (typeof USER_STATES)[number] | undefined;
   /** The complete set of the user's roles when given. */
   roles: Role[] | undefined;
+  /** Project roles given to the user (SPEC §12); authorizations for projects not listed are kept. */
+  authorizations: AuthorizationSpec[];
+}
+
+/** Roles of a project of the same organization given to a user: the file owns the set for that project. */
+export interface AuthorizationSpec {
+  path: string;
+  /** The project's id or name. */
+  project: string;
+  roles: string[];
+}
+
+/** A role a project defines; roles not listed in the file (added through the API) are kept. */
+export interface ProjectRoleSpec {
+  path: string;
+  key: string;
+  displayName: string;
+  group: string;
 }
 
 /** A machine user: owned by the file, so what is left out takes its default. */
@@ -65,6 +83,7 @@ export interface MachineSpec {
   roles: Role[];
   /** Added or updated by keyId; keys not listed (e.g. made by `machine-key create`) are kept. */
   publicKeys: PublicKeySpec[];
+  authorizations: AuthorizationSpec[];
 }
 
 export interface AppSpec {
@@ -81,6 +100,8 @@ export interface AppSpec {
   grantTypes: GrantType[];
   accessTokenType: AccessTokenType;
   idTokenUserinfoAssertion: boolean;
+  idTokenRoleAssertion: boolean;
+  accessTokenRoleAssertion: boolean;
   devMode: boolean;
   publicKeys: PublicKeySpec[];
 }
@@ -89,6 +110,10 @@ export interface ProjectSpec {
   path: string;
   id: string | undefined;
   name: string;
+  roles: ProjectRoleSpec[];
+  roleAssertion: boolean;
+  authorizationRequired: boolean;
+  projectAccessRequired: boolean;
   apps: AppSpec[];
 }
 

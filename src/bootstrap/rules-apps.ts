@@ -10,12 +10,14 @@ import {
   GRANT_TYPES,
   RESPONSE_TYPES,
   type AppSpec,
+  type AuthorizationSpec,
   type GrantType,
+  type ProjectRoleSpec,
   type ProjectSpec,
   type PublicKeySpec,
   type ResponseType,
 } from './document.ts';
-import { Fields, readEnum, readString, type Issues } from './validator.ts';
+import { Fields, readEnum, readString, type Issues, type StringRule } from './validator.ts';
 
 export const ID_RULE = {
   check: (value: string) => (/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(value) ? undefined : 'must be letters, digits, "_" or "-" (at most 128)'),
@@ -109,10 +111,14 @@ function checkFlows(fields: Fields, app: Pick<AppSpec, 'responseTypes' | 'grantT
 
 const APP_KEYS = [
   'id', 'name', 'clientId', 'clientSecret', 'type', 'authMethod', 'redirectUris', 'postLogoutRedirectUris',
-  'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'devMode', 'publicKeys',
+  'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'idTokenRoleAssertion', 'accessTokenRoleAssertion',
+  'devMode', 'publicKeys',
 ];
 /** What an API application (a resource server, which may only introspect) must not have. */
-const OIDC_ONLY_KEYS = ['redirectUris', 'postLogoutRedirectUris', 'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'devMode'];
+const OIDC_ONLY_KEYS = [
+  'redirectUris', 'postLogoutRedirectUris', 'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion',
+  'idTokenRoleAssertion', 'accessTokenRoleAssertion', 'devMode',
+];
 
 export function readApp(issues: Issues, path: string, value: unknown): AppSpec | undefined {
   const fields = Fields.of(issues, path, value, APP_KEYS);
@@ -132,6 +138,8 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   const flowsReadable = issues.list.length === issuesBeforeFlows;
   const accessTokenType = fields.enumValue('accessTokenType', ACCESS_TOKEN_TYPES) ?? 'opaque';
   const idTokenUserinfoAssertion = fields.boolean('idTokenUserinfoAssertion') ?? false;
+  const idTokenRoleAssertion = fields.boolean('idTokenRoleAssertion') ?? false;
+  const accessTokenRoleAssertion = fields.boolean('accessTokenRoleAssertion') ?? false;
   const clientSecret = fields.string('clientSecret');
   const publicKeys = fields.list('publicKeys', (item, at) => readPublicKey(issues, at, item));
 
@@ -165,15 +173,48 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   if (name === undefined || clientId === undefined || authMethod === undefined) return undefined;
   return {
     path, id, name, clientId, type, clientSecret, authMethod, redirectUris, postLogoutRedirectUris, responseTypes, grantTypes,
-    accessTokenType, idTokenUserinfoAssertion, devMode, publicKeys: publicKeys ?? [],
+    accessTokenType, idTokenUserinfoAssertion, idTokenRoleAssertion, accessTokenRoleAssertion, devMode, publicKeys: publicKeys ?? [],
   };
 }
 
+/** A role key: it appears in the scope `…:project:role:{key}`, so scope characters only (RFC 6749 §3.3 NQCHAR). */
+export const ROLE_KEY_RULE: StringRule = {
+  check: (value) => (/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/.test(value) ? undefined : 'must be 1 to 200 characters without spaces, quotes or backslashes'),
+};
+
+function readProjectRole(issues: Issues, path: string, value: unknown): ProjectRoleSpec | undefined {
+  const fields = Fields.of(issues, path, value, ['key', 'displayName', 'group']);
+  if (!fields) return undefined;
+  const key = fields.requiredString('key', ROLE_KEY_RULE);
+  const displayName = fields.string('displayName', NAME_RULE) ?? '';
+  const group = fields.string('group', NAME_RULE) ?? '';
+  return key === undefined ? undefined : { path, key, displayName, group };
+}
+
 export function readProject(issues: Issues, path: string, value: unknown): ProjectSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'name', 'apps']);
+  const fields = Fields.of(issues, path, value, ['id', 'name', 'roles', 'roleAssertion', 'authorizationRequired', 'projectAccessRequired', 'apps']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const name = fields.requiredString('name', NAME_RULE);
+  const roles = fields.list('roles', (item, at) => readProjectRole(issues, at, item)) ?? [];
+  const seen = new Set<string>();
+  for (const role of roles) {
+    if (seen.has(role.key)) issues.add(`${role.path}.key`, `role "${role.key}" is defined twice in this project`);
+    seen.add(role.key);
+  }
+  const roleAssertion = fields.boolean('roleAssertion') ?? false;
+  const authorizationRequired = fields.boolean('authorizationRequired') ?? false;
+  const projectAccessRequired = fields.boolean('projectAccessRequired') ?? false;
   const apps = fields.list('apps', (item, at) => readApp(issues, at, item)) ?? [];
-  return name === undefined ? undefined : { path, id, name, apps };
+  return name === undefined ? undefined : { path, id, name, roles, roleAssertion, authorizationRequired, projectAccessRequired, apps };
+}
+
+/** `{project, roles}`: roles of a project of the user's organization (checked when applied). */
+export function readAuthorization(issues: Issues, path: string, value: unknown): AuthorizationSpec | undefined {
+  const fields = Fields.of(issues, path, value, ['project', 'roles']);
+  if (!fields) return undefined;
+  const project = fields.requiredString('project', NAME_RULE);
+  const roles = fields.stringList('roles', (item, at) => readString(issues, at, item, ROLE_KEY_RULE));
+  if (roles === undefined && !fields.has('roles')) issues.add(fields.at('roles'), 'is required');
+  return project === undefined || roles === undefined ? undefined : { path, project, roles: [...new Set(roles)] };
 }

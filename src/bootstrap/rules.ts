@@ -5,12 +5,13 @@
 import { isValidEmail } from '../domain/email-address.ts';
 import { FEATURES, type FeatureName } from '../domain/features.ts';
 import type { Address } from '../store/schema.ts';
-import { ID_RULE, NAME_RULE, readProject, readPublicKey } from './rules-apps.ts';
+import { ID_RULE, NAME_RULE, readAuthorization, readProject, readPublicKey } from './rules-apps.ts';
 import {
   ACCESS_TOKEN_TYPES,
   GENDERS,
   ROLES,
   USER_STATES,
+  type AuthorizationSpec,
   type BootstrapDocument,
   type HumanSpec,
   type MachineSpec,
@@ -57,8 +58,18 @@ function readAddress(fields: Fields): Address | null | undefined {
 
 const HUMAN_KEYS = [
   'id', 'userName', 'password', 'email', 'emailVerified', 'phone', 'phoneVerified', 'givenName', 'familyName', 'nickname',
-  'displayName', 'preferredLanguage', 'gender', 'address', 'state', 'roles',
+  'displayName', 'preferredLanguage', 'gender', 'address', 'state', 'roles', 'authorizations',
 ];
+
+function readAuthorizations(fields: Fields): AuthorizationSpec[] {
+  const list = fields.list('authorizations', (item, at) => readAuthorization(fields.issues, at, item)) ?? [];
+  const seen = new Set<string>();
+  for (const authorization of list) {
+    if (seen.has(authorization.project)) fields.issues.add(`${authorization.path}.project`, `project "${authorization.project}" is named twice for this user`);
+    seen.add(authorization.project);
+  }
+  return list;
+}
 
 function readHuman(issues: Issues, path: string, value: unknown): HumanSpec | undefined {
   const fields = Fields.of(issues, path, value, HUMAN_KEYS);
@@ -81,12 +92,13 @@ function readHuman(issues: Issues, path: string, value: unknown): HumanSpec | un
     address: readAddress(fields),
     state: fields.enumValue('state', USER_STATES),
     roles: readRoles(fields),
+    authorizations: readAuthorizations(fields),
   };
   return userName === undefined ? undefined : { ...human, userName };
 }
 
 function readMachine(issues: Issues, path: string, value: unknown): MachineSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'userName', 'secret', 'accessTokenType', 'roles', 'publicKeys']);
+  const fields = Fields.of(issues, path, value, ['id', 'userName', 'secret', 'accessTokenType', 'roles', 'publicKeys', 'authorizations']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const userName = fields.requiredString('userName', USER_NAME);
@@ -94,7 +106,8 @@ function readMachine(issues: Issues, path: string, value: unknown): MachineSpec 
   const accessTokenType = fields.enumValue('accessTokenType', ACCESS_TOKEN_TYPES) ?? 'opaque';
   const roles = readRoles(fields) ?? [];
   const publicKeys = fields.list('publicKeys', (item, at) => readPublicKey(issues, at, item)) ?? [];
-  return userName === undefined ? undefined : { path, id, userName, secret, accessTokenType, roles, publicKeys };
+  const authorizations = readAuthorizations(fields);
+  return userName === undefined ? undefined : { path, id, userName, secret, accessTokenType, roles, publicKeys, authorizations };
 }
 
 function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefined {

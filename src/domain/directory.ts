@@ -8,7 +8,8 @@ import { findMachineIdByName, findUserWithOrgDomain, listMachineKeys } from '../
 import { findApplicationByClientId, listAppKeys } from '../store/apps.ts';
 import type { DB } from '../store/database.ts';
 import { findInstance } from '../store/instances.ts';
-import { findProjectOrgId } from '../store/projects.ts';
+import { findProjectSettings } from '../store/projects.ts';
+import { listUserAuthorizations } from '../store/authorizations.ts';
 import { listUserRoles } from '../store/users.ts';
 import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
@@ -37,8 +38,31 @@ export interface Application {
   grantTypes: readonly string[];
   accessTokenType: AccessTokenType;
   idTokenUserinfoAssertion: boolean;
+  /** SPEC §12: role claims also in the ID token, in JWT access tokens. */
+  idTokenRoleAssertion: boolean;
+  accessTokenRoleAssertion: boolean;
   devMode: boolean;
   keys: readonly PublicKeyEntry[];
+}
+
+/** A project as sign-in and the role claims need it (SPEC §12). */
+export interface ProjectSettings {
+  id: string;
+  orgId: string;
+  /** Role claims in userinfo and introspection without a role scope. */
+  roleAssertion: boolean;
+  /** Sign-in is refused to users without any of the project's roles. */
+  authorizationRequired: boolean;
+  /** Sign-in is refused to users of other organizations. */
+  projectAccessRequired: boolean;
+}
+
+/** Roles of one project given to a user, and the organization that gave them. */
+export interface UserAuthorization {
+  projectId: string;
+  orgId: string;
+  orgDomain: string;
+  roles: readonly string[];
 }
 
 export interface User {
@@ -66,6 +90,8 @@ export interface User {
   accessTokenType: AccessTokenType;
   changedAt: Date;
   roles: readonly RoleGrant[];
+  /** Project roles given to the user (SPEC §12). */
+  authorizations: readonly UserAuthorization[];
   keys: readonly PublicKeyEntry[];
 }
 
@@ -102,7 +128,7 @@ export class Directory {
   readonly #machines = new BoundedCache<User | undefined>();
   readonly #users = new BoundedCache<User | undefined>();
   readonly #instances = new BoundedCache<InstanceSettings>();
-  readonly #projectOrgs = new BoundedCache<string | undefined>();
+  readonly #projects = new BoundedCache<ProjectSettings | undefined>();
 
   constructor(db: DB) {
     this.#db = db;
@@ -113,7 +139,7 @@ export class Directory {
     this.#machines.clear();
     this.#users.clear();
     this.#instances.clear();
-    this.#projectOrgs.clear();
+    this.#projects.clear();
   }
 
   /** Settings of an instance; an unknown instance has the system defaults and no impersonation. */
@@ -139,9 +165,19 @@ export class Directory {
     return this.#users.get(userId, () => loadUser(this.#db, userId));
   }
 
-  /** The organization of a project (project audience scopes, SPEC 10.6); undefined when none has the id. */
-  projectOrgId(instanceId: string, projectId: string): Promise<string | undefined> {
-    return this.#projectOrgs.get(`${instanceId}\n${projectId}`, () => findProjectOrgId(this.#db, instanceId, projectId));
+  /** A project of the instance (audience scopes, SPEC 10.6; role claims and sign-in checks, §12); undefined when none has the id. */
+  project(instanceId: string, projectId: string): Promise<ProjectSettings | undefined> {
+    return this.#projects.get(`${instanceId}\n${projectId}`, async () => {
+      const row = await findProjectSettings(this.#db, instanceId, projectId);
+      if (row === undefined) return undefined;
+      return {
+        id: row.id,
+        orgId: row.org_id,
+        roleAssertion: row.role_assertion,
+        authorizationRequired: row.authorization_required,
+        projectAccessRequired: row.project_access_required,
+      };
+    });
   }
 }
 
@@ -165,6 +201,8 @@ async function loadApplication(db: DB, instanceId: string, clientId: string): Pr
     grantTypes: row.grant_types,
     accessTokenType: row.access_token_type,
     idTokenUserinfoAssertion: row.id_token_userinfo_assertion,
+    idTokenRoleAssertion: row.id_token_role_assertion,
+    accessTokenRoleAssertion: row.access_token_role_assertion,
     devMode: row.dev_mode,
     keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at })),
   };
@@ -173,7 +211,11 @@ async function loadApplication(db: DB, instanceId: string, clientId: string): Pr
 async function loadUser(db: DB, userId: string): Promise<User | undefined> {
   const row = await findUserWithOrgDomain(db, userId);
   if (!row) return undefined;
-  const [roles, keys] = await Promise.all([listUserRoles(db, userId), row.kind === 'machine' ? listMachineKeys(db, userId) : Promise.resolve([])]);
+  const [roles, keys, authorizations] = await Promise.all([
+    listUserRoles(db, userId),
+    row.kind === 'machine' ? listMachineKeys(db, userId) : Promise.resolve([]),
+    listUserAuthorizations(db, userId),
+  ]);
   return {
     id: row.id,
     instanceId: row.instance_id,
@@ -198,6 +240,7 @@ async function loadUser(db: DB, userId: string): Promise<User | undefined> {
     accessTokenType: row.access_token_type,
     changedAt: row.changed_at,
     roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })),
+    authorizations: authorizations.map((a) => ({ projectId: a.project_id, orgId: a.org_id, orgDomain: a.primary_domain, roles: a.roles })),
     keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at })),
   };
 }

@@ -76,6 +76,8 @@ export interface AccessTokenRequest {
   amr?: string[];
   /** The token expires no later than this (token exchange: never past the tokens presented for it). */
   notAfter?: Date | undefined;
+  /** More claims of a JWT access token (role claims, SPEC §12); opaque tokens carry none. */
+  jwtClaims?: Record<string, unknown> | undefined;
 }
 
 /** A lifetime from `iat` (seconds), shortened so that it ends by `notAfter` (never below zero). */
@@ -186,6 +188,7 @@ export class Tokens {
           ...(claims.actor ? { act: claims.actor } : {}),
           ...(request.authTime ? { auth_time: Math.floor(request.authTime.getTime() / 1000) } : {}),
           ...(request.amr && request.amr.length > 0 ? { amr: request.amr } : {}),
+          ...request.jwtClaims,
         },
         ACCESS_TOKEN_JWT_TYPE,
       );

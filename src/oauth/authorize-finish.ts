@@ -13,7 +13,9 @@ import { issueIdToken } from './id-token.ts';
 import { deliver } from './response-mode.ts';
 import { countIssued } from './grants/token-response.ts';
 import { mintUserTokens } from './grants/user-tokens.ts';
-import { checkScopes } from './scopes.ts';
+import { projectAccessRefusal } from './project-access.ts';
+import { roleClaims } from './role-claims.ts';
+import { audienceFor, checkScopes } from './scopes.ts';
 
 export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Response, request: AuthRequest, session: UserSession): Promise<void> {
   const base = { state: request.state, iss: gh.config.externalUrl };
@@ -28,6 +30,12 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
     // OIDC Core §3.1.2.1: the signed-in user must be the subject the id_token_hint names.
     await closeAuthRequest(gh.db, request.id);
     deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'login_required', error_description: 'the signed-in user is not the one named by id_token_hint' });
+    return;
+  }
+  const refusal = await projectAccessRefusal(gh, app, user);
+  if (refusal !== undefined) {
+    await closeAuthRequest(gh.db, request.id);
+    deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'access_denied', error_description: refusal });
     return;
   }
   await touchSession(gh.db, session.id);
@@ -65,10 +73,18 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
     });
     return;
   }
+  const idRoles = await roleClaims(gh, 'id_token', {
+    user,
+    scopes: granted.scopes,
+    clientProjectId: app.projectId,
+    audience: audienceFor(gh, app.clientId, app.projectId, granted),
+    appAsserts: app.idTokenRoleAssertion,
+  });
   const idToken = await issueIdToken(gh, {
     user,
     clientId: app.clientId,
     scopes: granted.scopes,
+    roleClaims: idRoles,
     authTime: session.authTime,
     nonce: request.nonce,
     amr: session.amr,

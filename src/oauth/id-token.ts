@@ -24,6 +24,8 @@ export interface IdTokenRequest {
   audience?: readonly string[] | undefined;
   /** The token expires no later than this (token exchange). */
   notAfter?: Date | undefined;
+  /** Role claims the application asserts in ID tokens (SPEC §12, oauth/role-claims.ts). */
+  roleClaims?: Record<string, unknown> | undefined;
 }
 
 export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now = Date.now()): Promise<string> {
@@ -45,6 +47,7 @@ export async function issueIdToken(gh: Gatehouse, request: IdTokenRequest, now =
     ...(request.code ? { c_hash: halfHash(request.code, signer.alg) } : {}),
     ...(request.actor ? { act: request.actor } : {}),
     ...(withUserinfo ? userClaims(request.user, request.scopes) : {}),
+    ...request.roleClaims,
   };
   const { jwt } = await gh.tokens.sign(payload, 'JWT');
   return jwt;

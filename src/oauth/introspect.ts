@@ -10,6 +10,7 @@ import { authenticateClient } from './client-auth/index.ts';
 import { InvalidClient } from './errors.ts';
 import { readForm, required } from '../http/form.ts';
 import { userClaims } from './claims.ts';
+import { tokenRoleClaims } from './role-claims.ts';
 
 export const INTROSPECT_PATH = '/oauth/v2/introspect';
 
@@ -36,6 +37,7 @@ export function introspectionEndpoint(gh: Gatehouse) {
       res.json({ active: false });
       return;
     }
+    const roles = await tokenRoleClaims(gh, user, claims);
     res.json({
       active: true,
       scope: claims.scopes.join(' '),
@@ -51,6 +53,7 @@ export function introspectionEndpoint(gh: Gatehouse) {
       username: user.loginName,
       ...(claims.actor ? { act: claims.actor } : {}),
       ...userClaims(user, claims.scopes),
+      ...roles,
     });
   };
 }

@@ -22,6 +22,28 @@ function projectScopePattern(serviceName: string): RegExp {
   return new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`);
 }
 
+/** Role scopes (SPEC §12): `…:project:roles` asks for every role, `…:project:role:{key}` for that role. */
+export interface RoleScopes {
+  all: boolean;
+  keys: string[];
+}
+
+function roleScopePatterns(serviceName: string): { all: string; one: RegExp } {
+  return { all: `urn:${serviceName}:iam:org:project:roles`, one: new RegExp(`^urn:${serviceName}:iam:org:project:role:(.+)$`) };
+}
+
+/** The role scopes among `scopes` (of a request, or of a token already issued). */
+export function roleScopesOf(serviceName: string, scopes: readonly string[]): RoleScopes {
+  const patterns = roleScopePatterns(serviceName);
+  const result: RoleScopes = { all: false, keys: [] };
+  for (const scope of scopes) {
+    if (scope === patterns.all) result.all = true;
+    const match = patterns.one.exec(scope);
+    if (match) result.keys.push(match[1]!);
+  }
+  return result;
+}
+
 export interface GrantedScopes {
   scopes: string[];
   /** Project ids named by project audience scopes. */
@@ -40,10 +62,12 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
   const service = gh.config.serviceName;
   const apiScope = apiAudienceScope(service);
   const pattern = projectScopePattern(service);
+  const roles = roleScopePatterns(service);
   const projectScopes = new Map<string, string>(); // project id → the scope that names it
   let api = false;
   for (const scope of requested) {
     if ((STANDARD_SCOPES as readonly string[]).includes(scope)) continue;
+    if (scope === roles.all || roles.one.test(scope)) continue;
     if (scope === apiScope) {
       api = true;
       continue;
@@ -57,8 +81,8 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
   }
   const projectIds = [...projectScopes.keys()];
   if (projectIds.length > 0) {
-    const owners = await Promise.all(projectIds.map((id) => gh.directory.projectOrgId(gh.instanceId, id)));
-    const refused = projectIds.find((_id, i) => owners[i] !== orgId);
+    const projects = await Promise.all(projectIds.map((id) => gh.directory.project(gh.instanceId, id)));
+    const refused = projectIds.find((_id, i) => projects[i]?.orgId !== orgId);
     if (refused !== undefined) throw new InvalidScope(`scope ${projectScopes.get(refused)!} names no project of the client's organization`);
   }
   return { scopes: requested, projectIds, api };

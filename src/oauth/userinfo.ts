@@ -8,6 +8,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { activeTokenUser } from '../domain/token-user.ts';
 import { userClaims } from './claims.ts';
+import { tokenRoleClaims } from './role-claims.ts';
 import { InvalidRequest, InvalidToken, NoAccessToken, OAuthError } from './errors.ts';
 import { readForm } from '../http/form.ts';
 
@@ -56,6 +57,7 @@ export function userinfoEndpoint(gh: Gatehouse) {
       refuse(res, new InsufficientScope('the access token lacks the openid scope'), 'Bearer error="insufficient_scope", scope="openid"');
     }
     // RFC 8693 §4.1: a delegated or impersonating token says who acts.
-    res.status(200).json({ sub: user.id, ...userClaims(user, claims.scopes), ...(claims.actor ? { act: claims.actor } : {}) });
+    const roles = await tokenRoleClaims(gh, user, claims);
+    res.status(200).json({ sub: user.id, ...userClaims(user, claims.scopes), ...roles, ...(claims.actor ? { act: claims.actor } : {}) });
   };
 }

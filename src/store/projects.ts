@@ -14,11 +14,18 @@ export async function findProjectByName(db: DB, orgId: string, name: string): Pr
   return db.selectFrom('projects').selectAll().where('org_id', '=', orgId).where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
 }
 
-/** Those of `projectIds` that are projects of the organization (in no particular order). */
-/** The organization a project belongs to, or undefined when the instance has no such project. */
-export async function findProjectOrgId(db: DB, instanceId: string, projectId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('projects').select('org_id').where('instance_id', '=', instanceId).where('id', '=', projectId).executeTakeFirst();
-  return row?.org_id;
+/** A project of the instance with what sign-in and token claims need, or undefined when the instance has none with the id. */
+export async function findProjectSettings(
+  db: DB,
+  instanceId: string,
+  projectId: string,
+): Promise<Pick<ProjectRow, 'id' | 'org_id' | 'role_assertion' | 'authorization_required' | 'project_access_required'> | undefined> {
+  return db
+    .selectFrom('projects')
+    .select(['id', 'org_id', 'role_assertion', 'authorization_required', 'project_access_required'])
+    .where('instance_id', '=', instanceId)
+    .where('id', '=', projectId)
+    .executeTakeFirst();
 }
 
 export async function insertProject(db: DB, project: Insertable<ProjectsTable>): Promise<void> {

@@ -65,6 +65,8 @@ export interface UsersTable {
   address: JSONColumnType<Address | null, string | null, string | null>;
   secret_hash: string | null;
   access_token_type: Generated<AccessTokenType>;
+  /** Machine users: what the account is for (2026_11_24_0009). */
+  description: ColumnType<string | null, string | null | undefined, string | null>;
   failed_attempts: Generated<number>;
   locked_until: NullableTimestamp;
   created_at: Timestamp;
@@ -97,9 +99,42 @@ export interface ProjectsTable {
   instance_id: string;
   org_id: string;
   name: string;
+  /** Role claims in userinfo and introspection without a role scope (2026_11_24_0009). */
+  role_assertion: Generated<boolean>;
+  /** Sign-in refused to users without any of the project's roles (2026_11_24_0009). */
+  authorization_required: Generated<boolean>;
+  /** Sign-in refused to users of other organizations (2026_11_24_0009). */
+  project_access_required: Generated<boolean>;
+  /** ZITADEL's PrivateLabelingSetting, kept for the API (2026_11_24_0009). */
+  private_labeling: Generated<number>;
   created_at: Timestamp;
   changed_at: Timestamp;
 }
+
+/** The roles a project defines (2026_11_24_0009). */
+export interface ProjectRolesTable {
+  project_id: string;
+  role_key: string;
+  display_name: Generated<string>;
+  role_group: Generated<string>;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+/** Roles of a project given to a user (2026_11_24_0009): one row per user and project. */
+export interface AuthorizationsTable {
+  id: string;
+  instance_id: string;
+  /** The project's organization. */
+  org_id: string;
+  user_id: string;
+  project_id: string;
+  roles: TextArray;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+export type OidcAppType = 'web' | 'user_agent' | 'native';
 
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
@@ -120,6 +155,10 @@ export interface AppsTable {
   access_token_type: Generated<AccessTokenType>;
   id_token_userinfo_assertion: Generated<boolean>;
   dev_mode: Generated<boolean>;
+  /** 2026_11_24_0009 */
+  id_token_role_assertion: Generated<boolean>;
+  access_token_role_assertion: Generated<boolean>;
+  oidc_app_type: Generated<OidcAppType>;
   created_at: Timestamp;
   changed_at: Timestamp;
 }
@@ -279,6 +318,8 @@ export interface Database {
   user_roles: UserRolesTable;
   machine_keys: MachineKeysTable;
   projects: ProjectsTable;
+  project_roles: ProjectRolesTable;
+  authorizations: AuthorizationsTable;
   apps: AppsTable;
   app_keys: AppKeysTable;
   events: EventsTable;

@@ -19,6 +19,7 @@ import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
 import type { TokenResponse } from './grant.ts';
+import { roleClaims } from '../role-claims.ts';
 import { accessTokenResponse } from './token-response.ts';
 
 export const OFFLINE_ACCESS = 'offline_access';
@@ -155,13 +156,20 @@ export interface UserTokenRequest {
 export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): Promise<TokenResponse> {
   const { app, user, granted } = request;
   const type = request.accessTokenType ?? app.accessTokenType;
+  const audience = request.audience ?? audienceFor(gh, app.clientId, app.projectId, granted);
+  const roles = { user, scopes: granted.scopes, clientProjectId: app.projectId, audience };
+  const [accessRoles, idRoles] = await Promise.all([
+    type === 'jwt' ? roleClaims(gh, 'access_token', { ...roles, appAsserts: app.accessTokenRoleAssertion }) : undefined,
+    roleClaims(gh, 'id_token', { ...roles, appAsserts: app.idTokenRoleAssertion }),
+  ]);
   const issued = await gh.tokens.issueAccessToken({
     instanceId: gh.instanceId,
     type,
     subject: user.id,
     clientId: app.clientId,
     scopes: granted.scopes,
-    audience: request.audience ?? audienceFor(gh, app.clientId, app.projectId, granted),
+    audience,
+    jwtClaims: accessRoles,
     grantId: request.grantId,
     ...(request.sessionId ? { sessionId: request.sessionId } : {}),
     ...(request.actor ? { actor: request.actor } : {}),
@@ -180,6 +188,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     actor: request.actor,
     audience: request.idTokenAudience,
     notAfter: request.notAfter,
+    roleClaims: idRoles,
   });
   if (request.refreshToken !== undefined) response.refresh_token = request.refreshToken;
   return response;

@@ -8,6 +8,7 @@ import * as email from './2026_11_22_0005_email.ts';
 import * as tokenExchange from './2026_11_22_0006_token_exchange.ts';
 import * as registration from './2026_11_23_0007_registration.ts';
 import * as mailLimits from './2026_11_23_0008_mail_limits.ts';
+import * as management from './2026_11_24_0009_management.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_0006_token_exchange': tokenExchange,
   '2026_11_23_0007_registration': registration,
   '2026_11_23_0008_mail_limits': mailLimits,
+  '2026_11_24_0009_management': management,
 };
