@@ -16,6 +16,11 @@ import { ServerReflection as ReflectionV1Alpha } from '../../gen/grpc/reflection
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
+import { AppService } from '../../gen/zitadel/app/v2beta/app_service_pb.js';
+import { AuthorizationService } from '../../gen/zitadel/authorization/v2beta/authorization_service_pb.js';
+import { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js';
+import { ProjectService } from '../../gen/zitadel/project/v2beta/project_service_pb.js';
+import { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { createAuthService } from './auth-service.ts';
 import { createFeatureService, type FeatureServiceDeps } from './feature-service.ts';
@@ -24,6 +29,11 @@ import { createReflectionIndex, type ReflectionIndex } from './reflection-index.
 import { createReflectionV1, createReflectionV1Alpha } from './reflection-service.ts';
 import type { ServingProbe } from './serving-probe.ts';
 import { createUserService } from './user-service.ts';
+import { createAppService } from './app-service.ts';
+import { createAuthorizationService } from './authorization-service.ts';
+import { createOrganizationService } from './org-service.ts';
+import { createProjectService } from './project-service.ts';
+import { createUserV2Service } from './user-v2-service.ts';
 
 /** What the services that do not need the running server are built from. */
 export interface ApiServiceDeps extends FeatureServiceDeps {
@@ -50,8 +60,8 @@ export interface ApiService {
   register(router: ConnectRouter, sources: ServiceSources, served: readonly DescService[]): void;
 }
 
-/** A service built from the running server's context. */
-function fromServer<S extends DescService>(service: S, create: (gh: Gatehouse) => ServiceImpl<S>): ApiService {
+/** A service built from the running server's context; methods left out answer Unimplemented. */
+function fromServer<S extends DescService>(service: S, create: (gh: Gatehouse) => Partial<ServiceImpl<S>>): ApiService {
   return {
     service,
     public: false,
@@ -99,6 +109,12 @@ export const API_SERVICES: readonly ApiService[] = [
   fromApiDeps(FeatureService, (api) => createFeatureService(api)),
   fromServer(AuthService, createAuthService),
   fromServer(UserService, createUserService),
+  // The management API (SPEC §12).
+  fromServer(OrganizationService, createOrganizationService),
+  fromServer(UserServiceV2, createUserV2Service),
+  fromServer(ProjectService, createProjectService),
+  fromServer(AppService, createAppService),
+  fromServer(AuthorizationService, createAuthorizationService),
   // The gRPC ecosystem's own services, public because load balancers, Kubernetes probes and grpcurl
   // carry no token. They cover every service served, themselves included.
   fromApiDeps(Health, (api, served) => createHealthService(served.map((s) => s.typeName), api.probe), { public: true }),

@@ -88,6 +88,8 @@ export interface User {
   address: Address | null;
   secretHash: string | null;
   accessTokenType: AccessTokenType;
+  /** Access tokens issued before this no longer count (SPEC §12 lifecycle). */
+  tokensValidAfter: Date | null;
   changedAt: Date;
   roles: readonly RoleGrant[];
   /** Project roles given to the user (SPEC §12). */
@@ -238,6 +240,7 @@ async function loadUser(db: DB, userId: string): Promise<User | undefined> {
     address: row.address,
     secretHash: row.secret_hash,
     accessTokenType: row.access_token_type,
+    tokensValidAfter: row.tokens_valid_after,
     changedAt: row.changed_at,
     roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })),
     authorizations: authorizations.map((a) => ({ projectId: a.project_id, orgId: a.org_id, orgDomain: a.primary_domain, roles: a.roles })),

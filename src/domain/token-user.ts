@@ -31,11 +31,20 @@ async function activeUser(directory: Directory, instanceId: string, userId: stri
   return user && user.instanceId === instanceId && user.state === 'active' ? user : undefined;
 }
 
-export async function activeTokenUser(directory: Directory, instanceId: string, claims: Pick<AccessTokenClaims, 'sub' | 'actor'>): Promise<User | undefined> {
+/**
+ * `claims.iat` (seconds), when given, must not be before the subject's `tokensValidAfter`: a user
+ * deactivated, locked or deleted keeps none of its earlier tokens when it is active again (SPEC §12).
+ */
+export async function activeTokenUser(
+  directory: Directory,
+  instanceId: string,
+  claims: Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number },
+): Promise<User | undefined> {
   const chain = actorChain(claims.actor);
   if (!chain) return undefined;
   const user = await activeUser(directory, instanceId, claims.sub);
   if (!user) return undefined;
+  if (claims.iat !== undefined && user.tokensValidAfter !== null && claims.iat * 1000 < user.tokensValidAfter.getTime()) return undefined;
   for (const actorId of chain) {
     if (!(await activeUser(directory, instanceId, actorId))) return undefined;
   }

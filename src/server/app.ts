@@ -44,7 +44,7 @@ export function metricsAllowed(token: string | undefined, authorization: string 
   return presented !== undefined && safeEqual(presented, token);
 }
 
-const API_PREFIXES = ['/v2/', '/v3alpha/', '/auth/v1/', '/zitadel.'];
+const API_PREFIXES = ['/v2/', '/v2beta/', '/v3alpha/', '/auth/v1/', '/zitadel.'];
 
 export interface AppState {
   /** The key set and discovery document handlers (the dispatcher answers most requests for them first). */

@@ -18,7 +18,7 @@ export function routeLabel(url: string): string {
   const path = q === -1 ? url : url.slice(0, q);
   if (KNOWN.has(path)) return path;
   if (path.startsWith('/zitadel.')) return path.split('/').slice(0, 3).join('/');
-  if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/')) return `rest:${path.split('/')[1]}`;
+  if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/') || path.startsWith('/v2beta/')) return `rest:${path.split('/')[1]}`;
   if (path.startsWith('/ui/')) return '/ui';
   return 'other';
 }

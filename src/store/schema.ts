@@ -67,6 +67,8 @@ export interface UsersTable {
   access_token_type: Generated<AccessTokenType>;
   /** Machine users: what the account is for (2026_11_24_0009). */
   description: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Access tokens issued before this no longer count (deactivated, locked; 2026_11_24_0009). */
+  tokens_valid_after: NullableTimestamp;
   failed_attempts: Generated<number>;
   locked_until: NullableTimestamp;
   created_at: Timestamp;

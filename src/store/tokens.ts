@@ -139,6 +139,24 @@ export async function revokeSessionTokens(db: DB, sessions: readonly Revoked[], 
   });
 }
 
+/**
+ * Revokes every stored token of a user (its refresh families and opaque access tokens) and
+ * announces their ids, so that no process answers from a cached row; returns what it revoked.
+ */
+export async function revokeSubjectTokens(trx: DB, subject: string, now: Date): Promise<Revoked[]> {
+  const rows = await trx
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where('subject', '=', subject)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['id', 'expires_at'])
+    .execute();
+  const revoked = rows.map((row) => ({ id: row.id, until: row.expires_at.getTime() }));
+  await announce(trx, revoked);
+  return revoked;
+}
+
 /** Whether any of these token, grant or session ids has been revoked. */
 export async function anyRevoked(db: DB, ids: readonly string[]): Promise<boolean> {
   if (ids.length === 0) return false;

@@ -75,3 +75,9 @@ export async function moveActiveSessions(db: DB, instanceId: string, from: strin
     .where('ended_at', 'is', null)
     .execute();
 }
+
+/** Ends every active session of a user; returns their ids. */
+export async function endUserSessions(db: DB, userId: string, at: Date): Promise<string[]> {
+  const rows = await db.updateTable('user_sessions').set({ ended_at: at }).where('user_id', '=', userId).where('ended_at', 'is', null).returning('id').execute();
+  return rows.map((row) => row.id);
+}

@@ -8,6 +8,9 @@
  * - Applications: role assertions in ID tokens and JWT access tokens, and the OIDC application type
  *   (web, user agent, native) the management API reports.
  * - Machine users: a description.
+ * - Users: `tokens_valid_after`, set when a user is deactivated, locked or deleted: access tokens
+ *   issued before it stay dead after a reactivation or unlock (JWTs are not stored, so their issue
+ *   time is what can be compared); an index of tokens by subject, to revoke a user's stored tokens.
  *
  * Frozen in time: this file never imports application code.
  */
@@ -56,10 +59,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   await db.schema.alterTable('users').addColumn('description', 'text').execute();
+  await db.schema.alterTable('users').addColumn('tokens_valid_after', 'timestamptz').execute();
+  // Deactivating a user revokes its stored tokens by subject.
+  await db.schema.createIndex('tokens_subject_idx').on('tokens').column('subject').execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('tokens_subject_idx').ifExists().execute();
+  await db.schema.alterTable('users').dropColumn('tokens_valid_after').execute();
   await db.schema.alterTable('users').dropColumn('description').execute();
   for (const column of ['oidc_app_type', 'access_token_role_assertion', 'id_token_role_assertion']) {
     await db.schema.alterTable('apps').dropColumn(column).execute();
