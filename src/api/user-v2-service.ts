@@ -1,8 +1,14 @@
-/** UserService of the management API (SPEC §12): being written (issue 12); methods not listed here answer Unimplemented. */
+/**
+ * zitadel.user.v2.UserService (SPEC §12): the users' own records and lifecycle (user-v2/users.ts)
+ * and their credentials (user-v2/credentials.ts). The passkey calls come with SPEC §11; until then
+ * they answer Unimplemented.
+ */
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
+import { credentialMethods } from './user-v2/credentials.ts';
+import { userMethods } from './user-v2/users.ts';
 
-export function createUserV2Service(_gh: Gatehouse): Partial<ServiceImpl<typeof UserServiceV2>> {
-  return {};
+export function createUserV2Service(gh: Gatehouse): Partial<ServiceImpl<typeof UserServiceV2>> {
+  return { ...userMethods(gh), ...credentialMethods(gh) };
 }

@@ -17,7 +17,7 @@ import { markOtpPending, rememberedLoginName } from '../../store/auth-requests.t
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
-import { PASSWORD_MAX_LENGTH } from '../password-policy.ts';
+import { PASSWORD_MAX_LENGTH } from '../../domain/password-policy.ts';
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;

@@ -13,7 +13,7 @@ import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import type { Messages } from '../messages.ts';
-import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../password-policy.ts';
+import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/password-policy.ts';
 import { registerHuman, registrationOrg } from '../registration.ts';
 
 type FieldName = 'userName' | 'email' | 'givenName' | 'familyName' | 'password' | 'passwordConfirmation';

@@ -1,5 +1,5 @@
 /**
- * The password policy of registration (SPEC §7: "a visible policy"): stated on the page rule by
+ * The password policy (SPEC §7: "a visible policy"), of registration and of the management API: stated on the page rule by
  * rule, and enforced with the same rules. Lengths count Unicode code points.
  */
 export type PolicyRule = 'length' | 'upper' | 'lower' | 'digit' | 'symbol';

@@ -1,0 +1,8 @@
+/** zitadel.user.v2.UserService: passwords, email, TOTP, machine keys and secrets (SPEC §12). */
+import type { ServiceImpl } from '@connectrpc/connect';
+import type { UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
+import type { Gatehouse } from '../../context.ts';
+
+export function credentialMethods(_gh: Gatehouse): Partial<ServiceImpl<typeof UserService>> {
+  return {};
+}
