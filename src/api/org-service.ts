@@ -1,8 +1,146 @@
-/** OrganizationService of the management API (SPEC §12): being written (issue 12); methods not listed here answer Unimplemented. */
-import type { ServiceImpl } from '@connectrpc/connect';
+/**
+ * zitadel.org.v2.OrganizationService (SPEC §12): AddOrganization and ListOrganizations.
+ *
+ * - Adding an organization is for IAM_OWNER; listing for IAM_OWNER (every organization) and
+ *   ORG_OWNER (its own), PermissionDenied for anyone else.
+ * - Names are unique in the instance (case-insensitively), and so are primary domains, derived
+ *   from the name (domain/organizations.ts); a taken one is AlreadyExists. `org_id` lets the caller
+ *   choose the id.
+ * - Admins are optional (SPEC §12). An admin named by `user_id` gets the listed organization roles
+ *   (ORG_OWNER when none are listed) in the new organization; creating a new human as admin goes
+ *   through AddHumanUser's rules.
+ * - Every organization is active: a state query for another state matches nothing.
+ */
+import { Code, type ServiceImpl } from '@connectrpc/connect';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { AddOrganizationRequest_Admin } from '../../gen/zitadel/org/v2/org_service_pb.js';
 import type { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js';
+import { OrganizationState, type OrganizationSchema } from '../../gen/zitadel/org/v2/org_pb.js';
+import { OrganizationFieldName, type SearchQuery } from '../../gen/zitadel/org/v2/query_pb.js';
 import type { Gatehouse } from '../context.ts';
+import { appendEvent, latestSequence } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { idProblem, nameProblem } from '../domain/names.ts';
+import { primaryDomainFor } from '../domain/organizations.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
+import type { DB } from '../store/database.ts';
+import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, listOrgs, type OrgFilter } from '../store/orgs.ts';
+import type { OrgRow } from '../store/schema.ts';
+import { findUserById, listUserRoles, replaceUserRoles } from '../store/users.ts';
+import { requirePrincipal } from './auth-interceptor.ts';
+import { apiError } from './errors.ts';
+import { listFilter, permissionDenied, requireManager } from './management/access.ts';
+import { changeDetails, listDetails } from './management/details.ts';
+import { invalidArgument, pageOf, textFilter } from './management/lists.ts';
 
-export function createOrganizationService(_gh: Gatehouse): Partial<ServiceImpl<typeof OrganizationService>> {
-  return {};
+/** The organization roles an admin may be given. */
+const ORG_ROLES = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
+
+/** The filter of one query; undefined when it matches every organization. */
+function orgFilter(query: SearchQuery, index: number): OrgFilter | undefined {
+  const field = `queries[${index}]`;
+  switch (query.query.case) {
+    case 'nameQuery':
+      return { kind: 'name', text: textFilter(query.query.value.name, query.query.value.method, `${field}.nameQuery`) };
+    case 'domainQuery':
+      return { kind: 'domain', text: textFilter(query.query.value.domain, query.query.value.method, `${field}.domainQuery`) };
+    case 'idQuery':
+      return { kind: 'id', id: query.query.value.id };
+    case 'defaultQuery':
+      return { kind: 'default' };
+    case 'stateQuery':
+      if (!(query.query.value.state in OrganizationState)) throw invalidArgument(`${field}.stateQuery.state`, 'unknown state');
+      return query.query.value.state === OrganizationState.ACTIVE ? undefined : { kind: 'none' };
+    default:
+      throw invalidArgument(field, 'names no query');
+  }
+}
+
+function toOrganization(row: OrgRow & { sequence: string | null }): MessageInitShape<typeof OrganizationSchema> {
+  return {
+    id: row.id,
+    details: {
+      sequence: BigInt(row.sequence ?? '0'),
+      changeDate: timestampFromDate(row.changed_at),
+      creationDate: timestampFromDate(row.created_at),
+      resourceOwner: row.id,
+    },
+    state: OrganizationState.ACTIVE,
+    name: row.name,
+    primaryDomain: row.primary_domain,
+  };
+}
+
+export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<typeof OrganizationService>> {
+  /** Gives an existing user of the instance organization roles in the new organization. */
+  async function addAdmin(trx: DB, principal: Principal, orgId: string, admin: AddOrganizationRequest_Admin, index: number): Promise<string> {
+    const field = `admins[${index}]`;
+    const roles = admin.roles.length === 0 ? ['ORG_OWNER'] : [...new Set(admin.roles)];
+    const refused = roles.find((role) => !ORG_ROLES.has(role));
+    if (refused !== undefined) throw invalidArgument(`${field}.roles`, `"${refused}" is no organization role (ORG_OWNER, ORG_ADMIN_IMPERSONATOR)`);
+    if (admin.userType.case !== 'userId') throw invalidArgument(`${field}.human`, 'create the user with AddHumanUser, then name it by userId');
+    const user = await findUserById(trx, admin.userType.value);
+    if (user === undefined || user.instance_id !== gh.instanceId) throw apiError(Code.NotFound, 'USER-NotFound', `${field}.userId: user not found`);
+    const current = await listUserRoles(trx, user.id);
+    const added = roles.filter((role) => !current.some((r) => r.role === role && r.scope_org_id === orgId));
+    await replaceUserRoles(trx, user.id, [...current, ...added.map((role) => ({ role, scope_org_id: orgId }))]);
+    await appendEvent(trx, {
+      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.org_id, type: 'user.roles.added',
+      creator: creatorOf(principal), payload: { orgId, roles: added },
+    });
+    return user.id;
+  }
+
+  return {
+    async addOrganization(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      if (!hasRole(principal, 'IAM_OWNER')) throw permissionDenied();
+      const name = req.name;
+      const problem = nameProblem(name);
+      if (problem !== undefined) throw invalidArgument('name', problem);
+      if (req.orgId !== undefined) {
+        const idIssue = idProblem(req.orgId);
+        if (idIssue !== undefined) throw invalidArgument('orgId', idIssue);
+      }
+      const domain = primaryDomainFor(name, gh.config.externalUrl);
+      if (domain === undefined) throw invalidArgument('name', 'must contain a letter or digit (the primary domain is made from it)');
+      const result = await gh.db.transaction().execute(async (trx) => {
+        if (req.orgId !== undefined && (await findOrg(trx, req.orgId)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-IdTaken', 'orgId: an organization has this id');
+        if ((await findOrgByName(trx, gh.instanceId, name)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-NameTaken', 'name: an organization has this name');
+        if ((await findOtherOrgWithDomain(trx, gh.instanceId, domain, undefined)) !== undefined) {
+          throw apiError(Code.AlreadyExists, 'ORG-DomainTaken', `name: the primary domain ${domain} is taken by another organization`);
+        }
+        const orgId = req.orgId ?? newId();
+        const now = new Date();
+        await insertOrg(trx, { id: orgId, instance_id: gh.instanceId, name, primary_domain: domain, created_at: now, changed_at: now });
+        const details = await appendEvent(trx, {
+          instanceId: gh.instanceId, aggregateType: 'org', aggregateId: orgId, resourceOwner: orgId, type: 'org.added',
+          creator: creatorOf(principal), payload: { name, domain },
+        });
+        const admins: string[] = [];
+        for (const [index, admin] of req.admins.entries()) admins.push(await addAdmin(trx, principal, orgId, admin, index));
+        return { orgId, details, admins, now };
+      });
+      if (result.admins.length > 0) gh.directory.clear();
+      return {
+        details: changeDetails(result.details, result.now),
+        organizationId: result.orgId,
+        createdAdmins: result.admins.map((userId) => ({ userId })),
+      };
+    },
+
+    async listOrganizations(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      const managed = requireManager(principal);
+      if (!(req.sortingColumn in OrganizationFieldName)) throw invalidArgument('sortingColumn', 'unknown field');
+      const filters = req.queries.map(orgFilter).filter((filter) => filter !== undefined);
+      const page = pageOf(req.query, 'query');
+      const [{ rows, total }, sequence] = await Promise.all([
+        listOrgs(gh.db, { instanceId: gh.instanceId, within: listFilter(managed), filters, page, sortByName: req.sortingColumn === OrganizationFieldName.NAME }),
+        latestSequence(gh.db),
+      ]);
+      return { details: listDetails(total, sequence), sortingColumn: req.sortingColumn, result: rows.map(toOrganization) };
+    },
+  };
 }

@@ -1,6 +1,8 @@
 /**
  * Validation rules for projects, applications (OIDC clients and API resource servers) and public
  * keys: enums, redirect URIs, PEM keys, and the combinations an authorization server must refuse.
+ * The rules of an application itself (redirect URIs, flows, secrets) are domain/applications.ts,
+ * which the management API applies too.
  */
 import { createPublicKey } from 'node:crypto';
 import {
@@ -17,6 +19,8 @@ import {
   type PublicKeySpec,
   type ResponseType,
 } from './document.ts';
+import { roleKeyProblem } from '../domain/names.ts';
+import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, redirectUriProblem, usesSecret } from '../domain/applications.ts';
 import { Fields, readEnum, readString, type Issues, type StringRule } from './validator.ts';
 
 export const ID_RULE = {
@@ -29,26 +33,6 @@ export const NAME_RULE = {
 const CLIENT_ID_RULE = {
   check: (value: string) => (/^[\x21-\x7e]{1,200}$/.test(value) ? undefined : 'must be printable ASCII without spaces (at most 200)'),
 };
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** RFC 6749 §3.1.2: absolute, no fragment; https, or http for loopback hosts or in dev mode. */
-export function redirectUriProblem(uri: string, devMode: boolean): string | undefined {
-  if (/\s/.test(uri)) return 'must not contain spaces';
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return 'must be an absolute URI (https://host/path)';
-  }
-  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:') {
-    if (LOOPBACK_HOSTS.has(url.hostname) || devMode) return undefined;
-    return `must use https; http is only allowed for localhost or 127.0.0.1, or with devMode: true (host is ${url.hostname})`;
-  }
-  return `must use https (or http for localhost), not ${url.protocol.slice(0, -1)}`;
-}
 
 function readExpiry(fields: Fields): Date | null {
   const raw = fields.string('expiresAt', {
@@ -82,26 +66,10 @@ export function readPublicKey(issues: Issues, path: string, value: unknown): Pub
   return { path, keyId, pem: normalized, expiresAt };
 }
 
-/** The grant type each response type needs (OIDC Core §3: code flow, implicit flow). */
-function grantFor(responseType: ResponseType): GrantType {
-  return responseType === 'code' ? 'authorization_code' : 'implicit';
-}
-
 function checkFlows(fields: Fields, app: Pick<AppSpec, 'responseTypes' | 'grantTypes'> & { authMethod: AppSpec['authMethod'] | undefined }): void {
   const { issues } = fields;
-  for (const [index, responseType] of app.responseTypes.entries()) {
-    const grant = grantFor(responseType);
-    if (!app.grantTypes.includes(grant)) issues.add(`${fields.at('responseTypes')}[${index}]`, `response type "${responseType}" needs grant type "${grant}" in grantTypes`);
-  }
-  for (const [index, grant] of app.grantTypes.entries()) {
-    const path = `${fields.at('grantTypes')}[${index}]`;
-    if (grant === 'authorization_code' && !app.responseTypes.includes('code')) issues.add(path, 'grant type "authorization_code" needs response type "code" in responseTypes');
-    if (grant === 'implicit' && !app.responseTypes.some((type) => type !== 'code')) issues.add(path, 'grant type "implicit" needs response type "id_token" or "id_token token"');
-    if (grant === 'client_credentials' && app.authMethod !== undefined && app.authMethod !== 'client_secret_basic' && app.authMethod !== 'client_secret_post') {
-      issues.add(path, 'grant type "client_credentials" needs authMethod client_secret_basic or client_secret_post');
-    }
-  }
-  if (app.responseTypes.length > 0) {
+  for (const problem of flowProblems(app)) issues.add(`${fields.at(problem.list)}[${problem.index}]`, problem.message);
+  if (needsRedirectUris(app.responseTypes)) {
     const raw = fields.raw('redirectUris');
     const flows = app.responseTypes.join(', ');
     if (raw === undefined) issues.add(fields.at('redirectUris'), `is required for response types ${flows}`);
@@ -143,7 +111,7 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   const clientSecret = fields.string('clientSecret');
   const publicKeys = fields.list('publicKeys', (item, at) => readPublicKey(issues, at, item));
 
-  if (authMethod === 'client_secret_basic' || authMethod === 'client_secret_post') {
+  if (authMethod !== undefined && usesSecret(authMethod)) {
     if (!fields.has('clientSecret')) issues.add(fields.at('clientSecret'), `is required for authMethod ${authMethod}`);
   } else if (authMethod !== undefined && fields.has('clientSecret')) {
     issues.add(fields.at('clientSecret'), `is not allowed for authMethod ${authMethod}${authMethod === 'none' ? ' (a public client has no secret)' : ''}`);
@@ -161,13 +129,12 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   let grantTypes: GrantType[] = [];
   if (type === 'api') {
     for (const key of OIDC_ONLY_KEYS) if (fields.has(key)) issues.add(fields.at(key), 'is not allowed for type: api (an API application may only introspect)');
-    if (authMethod !== undefined && authMethod !== 'client_secret_basic' && authMethod !== 'private_key_jwt') {
+    if (authMethod !== undefined && !isApiAppAuthMethod(authMethod)) {
       issues.add(fields.at('authMethod'), 'must be client_secret_basic or private_key_jwt for type: api (the methods of introspection)');
     }
   } else {
     // Defaults follow each other: a code client unless the file says otherwise.
-    responseTypes = givenResponses ?? (givenGrants ? givenGrants.filter((g) => g === 'authorization_code').map(() => 'code' as const) : ['code']);
-    grantTypes = givenGrants ?? [...new Set(responseTypes.map(grantFor))];
+    ({ responseTypes, grantTypes } = defaultFlows(givenResponses, givenGrants));
     if (flowsReadable) checkFlows(fields, { responseTypes, grantTypes, authMethod });
   }
   if (name === undefined || clientId === undefined || authMethod === undefined) return undefined;
@@ -177,10 +144,8 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   };
 }
 
-/** A role key: it appears in the scope `…:project:role:{key}`, so scope characters only (RFC 6749 §3.3 NQCHAR). */
-export const ROLE_KEY_RULE: StringRule = {
-  check: (value) => (/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/.test(value) ? undefined : 'must be 1 to 200 characters without spaces, quotes or backslashes'),
-};
+/** A role key (domain/names.ts: scope characters only). */
+export const ROLE_KEY_RULE: StringRule = { check: roleKeyProblem };
 
 function readProjectRole(issues: Issues, path: string, value: unknown): ProjectRoleSpec | undefined {
   const fields = Fields.of(issues, path, value, ['key', 'displayName', 'group']);

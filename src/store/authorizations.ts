@@ -2,8 +2,9 @@
  * The `authorizations` table: roles of a project given to a user (SPEC §12), one row per user and
  * project, in the project's organization.
  */
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Expression, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { DB } from './database.ts';
+import { textCondition, type Page, type TextFilter } from './list-query.ts';
 import type { AuthorizationsTable } from './schema.ts';
 
 export type AuthorizationRow = Selectable<AuthorizationsTable>;
@@ -39,4 +40,74 @@ export async function setAuthorizationRoles(db: DB, id: string, roles: readonly 
 
 export async function deleteAuthorization(db: DB, id: string): Promise<void> {
   await db.deleteFrom('authorizations').where('id', '=', id).execute();
+}
+
+export type AuthorizationFilter =
+  | { kind: 'ids'; ids: readonly string[] }
+  | { kind: 'org'; orgId: string }
+  | { kind: 'user'; userId: string }
+  | { kind: 'userOrg'; orgId: string }
+  | { kind: 'loginName'; text: TextFilter }
+  | { kind: 'displayName'; text: TextFilter }
+  | { kind: 'project'; projectId: string }
+  | { kind: 'projectName'; text: TextFilter }
+  | { kind: 'roleKey'; text: TextFilter }
+  /** Matches nothing (an inactive state, a project grant: Gatehouse has neither). */
+  | { kind: 'none' };
+
+export type AuthorizationSort = 'created_at' | 'changed_at' | 'id' | 'user_id' | 'project_id' | 'org_id' | 'user_org_id';
+
+export interface AuthorizationListRow extends AuthorizationRow {
+  project_name: string;
+  user_org_id: string;
+  user_name: string;
+  user_domain: string;
+  display_name: string | null;
+  given_name: string | null;
+  family_name: string | null;
+}
+
+/** Authorizations with their project's name and their user, a page of those matching every filter, and how many match. */
+export async function listAuthorizations(
+  db: DB,
+  query: { instanceId: string; within: readonly string[] | undefined; filters: readonly AuthorizationFilter[]; page: Page; sort: AuthorizationSort },
+): Promise<{ rows: AuthorizationListRow[]; total: number }> {
+  const base = db
+    .selectFrom('authorizations as a')
+    .innerJoin('projects as p', 'p.id', 'a.project_id')
+    .innerJoin('users as u', 'u.id', 'a.user_id')
+    .innerJoin('orgs as uo', 'uo.id', 'u.org_id')
+    .where((eb) => {
+      const all: Expression<SqlBool>[] = [eb('a.instance_id', '=', query.instanceId)];
+      if (query.within !== undefined) all.push(query.within.length === 0 ? sql<SqlBool>`false` : eb('a.org_id', 'in', [...query.within]));
+      for (const filter of query.filters) {
+        switch (filter.kind) {
+          case 'ids': all.push(filter.ids.length === 0 ? sql<SqlBool>`false` : eb('a.id', 'in', [...filter.ids])); break;
+          case 'org': all.push(eb('a.org_id', '=', filter.orgId)); break;
+          case 'user': all.push(eb('a.user_id', '=', filter.userId)); break;
+          case 'userOrg': all.push(eb('u.org_id', '=', filter.orgId)); break;
+          case 'loginName': all.push(textCondition(sql`u.user_name || '@' || uo.primary_domain`, filter.text)); break;
+          case 'displayName': all.push(textCondition(sql`coalesce(u.display_name, '')`, filter.text)); break;
+          case 'project': all.push(eb('a.project_id', '=', filter.projectId)); break;
+          case 'projectName': all.push(textCondition('p.name', filter.text)); break;
+          case 'roleKey': all.push(sql<SqlBool>`exists (select 1 from unnest(a.roles) as r(key) where ${textCondition(sql`r.key`, filter.text)})`); break;
+          case 'none': all.push(sql<SqlBool>`false`); break;
+        }
+      }
+      return eb.and(all);
+    });
+  const sortColumn = query.sort === 'user_org_id' ? 'u.org_id' : (`a.${query.sort}` as const);
+  const direction = query.page.asc ? 'asc' : 'desc';
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll('a')
+      .select(['p.name as project_name', 'u.org_id as user_org_id', 'u.user_name', 'uo.primary_domain as user_domain', 'u.display_name', 'u.given_name', 'u.family_name'])
+      .orderBy(sortColumn, direction)
+      .orderBy('a.id', direction)
+      .offset(query.page.offset)
+      .limit(query.page.limit)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
 }

@@ -1,7 +1,8 @@
 /** The `project_roles` table: the roles a project defines (SPEC §12). */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Updateable } from 'kysely';
 import type { DB } from './database.ts';
-import type { ProjectRolesTable } from './schema.ts';
+import { textCondition, type Page, type TextFilter } from './list-query.ts';
+import type { Database, ProjectRolesTable } from './schema.ts';
 
 export type ProjectRoleRow = Selectable<ProjectRolesTable>;
 
@@ -43,4 +44,35 @@ export async function deleteProjectRole(db: DB, projectId: string, key: string):
     .where((eb) => eb(eb.val(key), '=', eb.fn.any('roles')))
     .execute();
   return true;
+}
+
+export type ProjectRoleFilter = { kind: 'key'; text: TextFilter } | { kind: 'displayName'; text: TextFilter };
+
+export type ProjectRoleSort = 'role_key' | 'created_at' | 'changed_at';
+
+export async function listProjectRolesPage(
+  db: DB,
+  query: { projectId: string; filters: readonly ProjectRoleFilter[]; page: Page; sort: ProjectRoleSort },
+): Promise<{ rows: ProjectRoleRow[]; total: number }> {
+  const conditions = (eb: ExpressionBuilder<Database, 'project_roles'>) => {
+    const all: Expression<SqlBool>[] = [eb('project_roles.project_id', '=', query.projectId)];
+    for (const filter of query.filters) {
+      all.push(textCondition(filter.kind === 'key' ? 'project_roles.role_key' : 'project_roles.display_name', filter.text));
+    }
+    return eb.and(all);
+  };
+  const direction = query.page.asc ? 'asc' : 'desc';
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('project_roles')
+      .selectAll()
+      .where(conditions)
+      .orderBy(`project_roles.${query.sort}`, direction)
+      .orderBy('project_roles.role_key', direction)
+      .offset(query.page.offset)
+      .limit(query.page.limit)
+      .execute(),
+    db.selectFrom('project_roles').select((eb) => eb.fn.countAll<string>().as('total')).where(conditions).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
 }
