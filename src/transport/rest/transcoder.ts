@@ -8,7 +8,8 @@
  * JSON output matches ZITADEL's gateway (protojson defaults): lowerCamelCase names, enums by name,
  * 64-bit integers as strings, fields with default values omitted.
  */
-import { fromBinary, toBinary, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { fromBinary, fromJsonString, toBinary, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
 import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import { apiError, publicError } from '../../api/errors.ts';
@@ -76,11 +77,22 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
     } catch {
       throw apiError(Code.InvalidArgument, 'REST-Utf8', 'request body is not valid UTF-8');
     }
+    let json: JsonValue;
     try {
-      return JSON.parse(text) as JsonValue;
+      json = JSON.parse(text) as JsonValue;
     } catch {
       throw apiError(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON');
     }
+    // JSON.parse keeps the last of repeated keys; protojson (ZITADEL's gateway) and Connect refuse
+    // them. protobuf-es's string reader finds them, read here as a google.protobuf.Value.
+    try {
+      fromJsonString(ValueSchema, text);
+    } catch (error) {
+      if (error instanceof Error && error.message.includes('duplicate object key')) {
+        throw apiError(Code.InvalidArgument, 'REST-DuplicateKey', 'request message sets a field more than once');
+      }
+    }
+    return json;
   }
 
   function sendError(req: NodeRequest, res: NodeResponse, error: ConnectError, status: number | undefined, headers: Record<string, string>): void {
