@@ -39,6 +39,7 @@ import type { Gatehouse } from '../context.ts';
 import type { Principal } from '../domain/principal.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../http/node-types.ts';
 import { reachable, type DB } from '../store/database.ts';
+import type { RestRoutes } from '../transport/rest/routes.ts';
 import { createRestTranscoder } from '../transport/rest/transcoder.ts';
 import { answerUnimplemented, isRpcRequest } from '../transport/rpc/unimplemented.ts';
 import { writeResponse } from '../transport/rpc/write-response.ts';
@@ -69,6 +70,8 @@ export interface ApiDeps {
 export interface ApiHandler {
   /** Serves an API request; resolves to false when the request is not for the API. */
   handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
+  /** The REST routes the transcoder serves (what /openapi.json describes). */
+  readonly restRoutes: RestRoutes;
   /** The server stops: health reports NOT_SERVING and its watches end (SIGTERM, SPEC §9). */
   shutDown(): void;
 }
@@ -129,6 +132,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   }
 
   return {
+    restRoutes: rest.routes,
     shutDown: () => probe.shutDown(),
     async handle(req, res) {
       const path = (req.url ?? '').split('?', 1)[0] ?? '';

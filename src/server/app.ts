@@ -18,6 +18,9 @@ import type { documentEndpoints } from '../oauth/keys-endpoint.ts';
 import { REVOKE_PATH, revocationEndpoint } from '../oauth/revoke.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
 import { USERINFO_PATH, userinfoEndpoint } from '../oauth/userinfo.ts';
+import { docsFiles } from '../transport/rest/docs-page.ts';
+import type { RestRoutes } from '../transport/rest/routes.ts';
+import { OPENAPI_PATH, openApiEndpoint, serverOpenApiDocument } from '../transport/rest/openapi.ts';
 import { oauthErrorRenderer } from './errors.ts';
 
 type AsyncHandler = (req: Request, res: Response) => Promise<void>;
@@ -49,6 +52,8 @@ const API_PREFIXES = ['/v2/', '/v2beta/', '/v3alpha/', '/auth/v1/', '/zitadel.']
 export interface AppState {
   /** The key set and discovery document handlers (the dispatcher answers most requests for them first). */
   documents: ReturnType<typeof documentEndpoints>;
+  /** The API's REST routes, which /openapi.json describes. */
+  restRoutes: RestRoutes;
 }
 
 export function createApp(gh: Gatehouse, state: AppState): express.Express {
@@ -75,6 +80,14 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
   app.all([USERINFO_PATH, END_SESSION_PATH], methodNotAllowed('GET, POST'));
 
   app.use('/ui/login', loginRouter(gh));
+
+  // The OpenAPI document and the reference page (/docs and its files): prepared once, here.
+  const reference = new Map([
+    [OPENAPI_PATH, openApiEndpoint(serverOpenApiDocument(state.restRoutes, { externalUrl: gh.config.externalUrl, serviceName: gh.config.serviceName, discoveryPath: DISCOVERY_PATH }))],
+    ...docsFiles(gh.config.externalUrl),
+  ]);
+  for (const [path, body] of reference) app.get(path, (req, res) => body.send(req, res));
+  app.all([...reference.keys()], methodNotAllowed('GET'));
 
   app.get('/healthz', (_req, res) => {
     res.status(200).json({ status: 'ok' });

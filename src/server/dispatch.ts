@@ -27,7 +27,6 @@ export interface Dispatch {
 export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition): Dispatch {
   const { config, db, log, metrics, directory, tokens, instanceId } = gh;
   const documents = documentEndpoints(gh, discoveryJson);
-  const app = createApp(gh, { documents });
   const api = createApiHandler({
     db,
     instanceId: () => instanceId,
@@ -42,6 +41,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
     },
     log,
   }, gh);
+  const app = createApp(gh, { documents, restRoutes: api.restRoutes });
 
   const accessLog = log.isLevelEnabled('debug');
   const hsts = servesHttps(config); // SPEC 10.14: under https every response carries HSTS

@@ -11,6 +11,8 @@ const KNOWN = new Set([
   '/healthz',
   '/ready',
   '/metrics',
+  '/openapi.json',
+  '/docs',
 ]);
 
 export function routeLabel(url: string): string {
@@ -20,5 +22,6 @@ export function routeLabel(url: string): string {
   if (path.startsWith('/zitadel.')) return path.split('/').slice(0, 3).join('/');
   if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/') || path.startsWith('/v2beta/')) return `rest:${path.split('/')[1]}`;
   if (path.startsWith('/ui/')) return '/ui';
+  if (path.startsWith('/docs/')) return '/docs';
   return 'other';
 }
