@@ -51,12 +51,17 @@ async function findUser(ctx: ApplyContext, orgId: string, spec: HumanSpec | Mach
   return row;
 }
 
-/** Makes the user's roles exactly `roles` (org roles scoped to the org); true when anything changed. */
+/**
+ * Makes the user's instance-wide roles and its roles in its own organization exactly `roles` (org
+ * roles scoped to the org); true when anything changed. Roles in other organizations are the
+ * management API's (AddOrganization admins) and are kept.
+ */
 async function syncRoles(ctx: ApplyContext, userId: string, orgId: string, roles: Role[]): Promise<boolean> {
   const desired: RoleRow[] = roles.map((role) => ({ role, scope_org_id: ORG_ROLES.has(role) ? orgId : '' }));
   const current = await listUserRoles(ctx.trx, userId);
-  if (sameRoles(current, desired)) return false;
-  await replaceUserRoles(ctx.trx, userId, desired);
+  const owned = (row: RoleRow) => row.scope_org_id === '' || row.scope_org_id === orgId;
+  if (sameRoles(current.filter(owned), desired)) return false;
+  await replaceUserRoles(ctx.trx, userId, [...current.filter((row) => !owned(row)), ...desired]);
   return true;
 }
 
@@ -133,7 +138,9 @@ export async function applyMachine(ctx: ApplyContext, orgId: string, spec: Machi
   // client_credentials names a machine by its user name alone: unique in the instance.
   const namesake = await findMachineNamesake(ctx.trx, ctx.instanceId, spec.userName, row?.id ?? '');
   if (namesake) conflict(ctx, `${spec.path}.userName`, `machine user name "${spec.userName}" is taken by machine user ${namesake.id} of organization ${namesake.org_id}`);
-  const secret = await secretHash(row?.secret_hash, spec.secret);
+  // A machine without `secret` in the file keeps the one it has: secrets are also given through the
+  // management API (AddSecret), and re-applying the file must not take them away.
+  const secret = spec.secret === undefined ? { hash: row?.secret_hash ?? null, changed: false } : await secretHash(row?.secret_hash, spec.secret);
   const columns = { user_name: spec.userName, access_token_type: spec.accessTokenType };
   if (!row) {
     const id = spec.id ?? newId();

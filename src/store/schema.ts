@@ -295,6 +295,17 @@ export interface EmailCodesTable {
   attempts: Generated<number>;
 }
 
+/** Password reset codes (2026_11_24_0010): one pending code per user. */
+export interface PasswordResetCodesTable {
+  user_id: string;
+  /** sha256(salt + code), hex. */
+  code_hash: string;
+  salt: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  attempts: Generated<number>;
+}
+
 /** Mail waiting for delivery (2026_11_22_0005); the delivery worker owns the columns after insert. */
 export interface OutboxTable {
   id: string;
@@ -333,6 +344,7 @@ export interface Database {
   auth_requests: AuthRequestsTable;
   otp_factors: OtpFactorsTable;
   email_codes: EmailCodesTable;
+  password_reset_codes: PasswordResetCodesTable;
   outbox: OutboxTable;
 }
 

@@ -2,9 +2,9 @@
  * Users and their credentials: the `users` table (humans and machines, password and secret hashes,
  * the lockout counters), their roles (`user_roles`) and machine users' public keys (`machine_keys`).
  */
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Updateable } from 'kysely';
 import type { DB } from './database.ts';
-import type { UserRow, UsersTable } from './schema.ts';
+import type { UserKind, UserRow, UserState, UsersTable } from './schema.ts';
 
 /** The user with this id, whatever its instance. */
 export async function findUserById(db: DB, id: string): Promise<UserRow | undefined> {
@@ -264,4 +264,162 @@ export async function findUserWithOrgDomain(db: DB, userId: string): Promise<(Us
 
 export async function listMachineKeys(db: DB, userId: string): Promise<{ id: string; public_key: string; expires_at: Date | null }[]> {
   return db.selectFrom('machine_keys').select(['id', 'public_key', 'expires_at']).where('user_id', '=', userId).execute();
+}
+
+/** The user's row, locked for the rest of the transaction; undefined when there is none. */
+export async function findUserForUpdate(db: DB, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', userId).forUpdate().executeTakeFirst();
+}
+
+/** Removes the user; its roles, keys, sessions, factors, codes and authorizations go with it (foreign keys cascade). */
+export async function deleteUser(db: DB, userId: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', userId).execute();
+}
+
+/** Whether another user of the instance than `exceptId` has that name, case-insensitively (SPEC 10.12). */
+export async function userNameTakenByOther(db: DB, instanceId: string, userName: string, exceptId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('instance_id', '=', instanceId)
+    .where(sql`lower(user_name)`, '=', sql`lower(${userName})`)
+    .where('id', '!=', exceptId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+// ---- ListUsers (zitadel.user.v2): a filter tree over users joined with their organization ----
+
+/** A text comparison; `value` is literal (no wildcards). */
+export interface TextMatch {
+  how: 'equals' | 'startsWith' | 'contains' | 'endsWith';
+  ignoreCase: boolean;
+  value: string;
+}
+
+/** Text a filter may compare; `login_name` is `user_name@primary_domain`. */
+export type UserTextField = 'user_name' | 'given_name' | 'family_name' | 'nickname' | 'display_name' | 'email' | 'phone' | 'login_name';
+
+export type UserFilter =
+  | { kind: 'text'; field: UserTextField; match: TextMatch }
+  /** The `state` column as stored. */
+  | { kind: 'state'; state: UserState }
+  /** A brute-force lockout (`locked_until`) still in force at `at`. */
+  | { kind: 'lockedOut'; at: Date }
+  | { kind: 'type'; type: UserKind }
+  | { kind: 'ids'; ids: readonly string[] }
+  | { kind: 'emails'; emails: readonly string[] }
+  | { kind: 'org'; orgId: string }
+  | { kind: 'and' | 'or'; filters: readonly UserFilter[] }
+  | { kind: 'not'; filter: UserFilter };
+
+export type UserSortColumn = 'user_name' | 'given_name' | 'family_name' | 'nickname' | 'display_name' | 'email' | 'state' | 'kind' | 'created_at';
+
+export interface UserListScope {
+  instanceId: string;
+  /** Only users of these organizations; every organization of the instance when undefined. */
+  orgIds: readonly string[] | undefined;
+  /** Leave out users holding an instance-wide role (what domain/permissions.ts `isInstanceRole` calls one). */
+  hideInstanceRoleHolders: boolean;
+  filter: UserFilter;
+}
+
+export type UserWithDomain = UserRow & { primary_domain: string };
+
+const TEXT_COLUMNS: Record<Exclude<UserTextField, 'login_name'>, string> = {
+  user_name: 'users.user_name',
+  given_name: 'users.given_name',
+  family_name: 'users.family_name',
+  nickname: 'users.nickname',
+  display_name: 'users.display_name',
+  email: 'users.email',
+  phone: 'users.phone',
+};
+
+/** `value` with LIKE's wildcards and escape character escaped (PostgreSQL's default escape is `\`). */
+function likeLiteral(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function textSql(field: UserTextField, match: TextMatch): RawBuilder<boolean> {
+  // Missing values compare as '', so that `not` of a text filter includes users without the value.
+  const column = field === 'login_name' ? sql`(users.user_name || '@' || orgs.primary_domain)` : sql`coalesce(${sql.ref(TEXT_COLUMNS[field])}, '')`;
+  const subject = match.ignoreCase ? sql`lower(${column})` : column;
+  const value = match.ignoreCase ? match.value.toLowerCase() : match.value;
+  if (match.how === 'equals') return sql<boolean>`${subject} = ${value}`;
+  const literal = likeLiteral(value);
+  const pattern = match.how === 'startsWith' ? `${literal}%` : match.how === 'endsWith' ? `%${literal}` : `%${literal}%`;
+  return sql<boolean>`${subject} like ${pattern}`;
+}
+
+function filterSql(filter: UserFilter): RawBuilder<boolean> {
+  switch (filter.kind) {
+    case 'text':
+      return textSql(filter.field, filter.match);
+    case 'state':
+      return sql<boolean>`users.state = ${filter.state}`;
+    case 'lockedOut':
+      return sql<boolean>`coalesce(users.locked_until > ${filter.at}::timestamptz, false)`;
+    case 'type':
+      return sql<boolean>`users.kind = ${filter.type}`;
+    case 'ids':
+      return filter.ids.length === 0 ? sql<boolean>`false` : sql<boolean>`users.id in (${sql.join(filter.ids)})`;
+    case 'emails':
+      return filter.emails.length === 0 ? sql<boolean>`false` : sql<boolean>`lower(coalesce(users.email, '')) in (${sql.join(filter.emails.map((e) => e.toLowerCase()))})`;
+    case 'org':
+      return sql<boolean>`users.org_id = ${filter.orgId}`;
+    case 'and':
+    case 'or':
+      if (filter.filters.length === 0) return filter.kind === 'and' ? sql<boolean>`true` : sql<boolean>`false`;
+      return sql<boolean>`(${sql.join(filter.filters.map(filterSql), filter.kind === 'and' ? sql` and ` : sql` or `)})`;
+    case 'not':
+      return sql<boolean>`not (${filterSql(filter.filter)})`;
+  }
+}
+
+function scopedUsers(db: DB, scope: UserListScope) {
+  return db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .where('users.instance_id', '=', scope.instanceId)
+    .$if(scope.orgIds !== undefined, (qb) => qb.where('users.org_id', 'in', scope.orgIds!.length > 0 ? [...scope.orgIds!] : ['']))
+    .$if(scope.hideInstanceRoleHolders, (qb) =>
+      qb.where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('user_roles')
+              .select('user_roles.user_id')
+              .whereRef('user_roles.user_id', '=', 'users.id')
+              .where((eb) => eb.or([eb('user_roles.scope_org_id', '=', ''), eb('user_roles.role', 'like', 'IAM\\_%')])),
+          ),
+        ),
+      ),
+    )
+    .where(filterSql(scope.filter));
+}
+
+/** How many users match, regardless of paging. */
+export async function countUsers(db: DB, scope: UserListScope): Promise<number> {
+  const row = await scopedUsers(db, scope)
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** One page of the users that match, ordered by `sort` (then by id), with their organization's primary domain. */
+export async function listUsers(
+  db: DB,
+  scope: UserListScope,
+  page: { sort: UserSortColumn; asc: boolean; offset: number; limit: number },
+): Promise<UserWithDomain[]> {
+  const direction = page.asc ? 'asc' : 'desc';
+  return scopedUsers(db, scope)
+    .selectAll('users')
+    .select('orgs.primary_domain')
+    .orderBy(`users.${page.sort}`, direction)
+    .orderBy('users.id', direction)
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
 }

@@ -1,0 +1,54 @@
+/** What the zitadel.user.v2 credential calls share: the kind of user a call needs, and its refusals. */
+import { Code, type ConnectError } from '@connectrpc/connect';
+import { MailLimitReached } from '../../domain/email-codes.ts';
+import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
+import type { UserRow } from '../../store/schema.ts';
+import { apiError } from '../errors.ts';
+
+/** InvalidArgument naming the field (SPEC §12). */
+export function fieldError(field: string, problem: string): ConnectError {
+  return apiError(Code.InvalidArgument, 'USER-InvalidArgument', `${field}: ${problem}`);
+}
+
+/** Passwords, email, one-time passwords: human users only. */
+export function requireHuman(row: UserRow): void {
+  if (row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-Machine', 'machine users have no password, email or second factor');
+}
+
+/** Keys and secrets: machine users only. */
+export function requireMachine(row: UserRow): void {
+  if (row.kind !== 'machine') throw apiError(Code.FailedPrecondition, 'USER-Human', 'only machine users have keys and secrets');
+}
+
+/** SPEC 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
+export function requireManagerForReturnedCode(access: 'self' | 'manage', field: string): void {
+  if (access !== 'manage') {
+    throw apiError(Code.PermissionDenied, 'USER-ReturnCodeSelf', `${field} is only for administrators acting on another user: your code is sent by mail`);
+  }
+}
+
+/** A URL template's syntax, checked before the user is looked up (where it may lead is checked later). */
+export function checkUrlTemplate(template: string | undefined, field: string): void {
+  if (template === undefined) return;
+  try {
+    parseUrlTemplate(template);
+  } catch (error) {
+    if (error instanceof TemplateError) throw fieldError(field, error.message);
+    throw error;
+  }
+}
+
+/** The domain's refusals of a code mail (link target, mail limits) as API errors; anything else as is. */
+export function codeMailError(error: unknown, templateField: string): unknown {
+  if (error instanceof TemplateError) return fieldError(templateField, error.message);
+  if (error instanceof MailLimitReached) {
+    return apiError(Code.ResourceExhausted, 'USER-TooManyMails', error.message, { 'retry-after': String(error.retryAfterSeconds) });
+  }
+  return error;
+}
+
+/** Too many wrong passwords or codes: the user is locked (SPEC §7). */
+export function lockedError(until: Date, now: Date): ConnectError {
+  const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
+  return apiError(Code.ResourceExhausted, 'USER-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
+}

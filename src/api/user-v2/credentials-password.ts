@@ -1,0 +1,153 @@
+/**
+ * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11):
+ *
+ * - The new password follows the password policy (InvalidArgument naming `newPassword.password`);
+ *   it is stored as an argon2id hash. Sessions and tokens stay: a password change signs no one out.
+ * - The user itself proves the right with its current password or a reset code; an administrator
+ *   (ORG_OWNER of the user's organization, IAM_OWNER) may set it without, and when it gives either,
+ *   it is checked as well. A wrong current password counts towards the user's lockout like a wrong
+ *   password at the login; only when it is right does the answer tell of a lock (SPEC 10.11).
+ * - PasswordReset mails a code to the user's verified address (a link too, with `urlTemplate`), or
+ *   returns it to an administrator acting on another user (SPEC 10.1: a user asking for itself gets
+ *   its code by mail only). The code is used with SetPassword's `verificationCode`: the login UI has
+ *   no password reset page. There is no SMS delivery.
+ */
+import { Code, type ServiceImpl } from '@connectrpc/connect';
+import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
+import { NotificationType } from '../../../gen/zitadel/user/v2/password_pb.js';
+import type { PasswordResetRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
+import type { Gatehouse } from '../../context.ts';
+import { decoyVerify, hashSecret, verifySecret } from '../../domain/crypto.ts';
+import { countFailedAttempt, currentLock } from '../../domain/lockout.ts';
+import { issuePasswordResetCode, storePassword, useResetCode, type PasswordProof, type ResetDelivery } from '../../domain/password-reset.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, unmetRules, type PolicyRule } from '../../domain/password-policy.ts';
+import { creatorOf } from '../../domain/principal.ts';
+import type { UserRow } from '../../store/schema.ts';
+import { findContactUserForUpdate, takeUserRowLock } from '../../store/users.ts';
+import { requirePrincipal } from '../auth-interceptor.ts';
+import { apiError } from '../errors.ts';
+import { changeDetails } from '../management/details.ts';
+import { checkUrlTemplate, codeMailError, fieldError, lockedError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
+import { targetUser, userNotFound } from './target.ts';
+
+type PasswordMethods = Pick<ServiceImpl<typeof UserService>, 'setPassword' | 'passwordReset'>;
+
+/** Longest current password or code looked at; anything longer is wrong without hashing it. */
+const MAX_PROOF_LENGTH = 1024;
+
+const RULE_TEXT: Record<PolicyRule, string> = {
+  length: `at least ${PASSWORD_MIN_LENGTH} characters`,
+  upper: 'an upper-case letter',
+  lower: 'a lower-case letter',
+  digit: 'a digit',
+  symbol: 'a symbol',
+};
+
+/** The new password against the policy. */
+function checkNewPassword(password: Password | undefined): string {
+  if (password === undefined) throw fieldError('newPassword', 'is required');
+  if ([...password.password].length > PASSWORD_MAX_LENGTH) throw fieldError('newPassword.password', `must be at most ${PASSWORD_MAX_LENGTH} characters`);
+  const unmet = unmetRules(password.password);
+  if (unmet.length > 0) throw fieldError('newPassword.password', `does not meet the password policy: needs ${unmet.map((rule) => RULE_TEXT[rule]).join(', ')}`);
+  // Gatehouse's login UI has no step that makes a user change its password.
+  if (password.changeRequired) throw fieldError('newPassword.changeRequired', 'is not supported: the login UI never asks for a password change');
+  return password.password;
+}
+
+/**
+ * The user's current password (SPEC 10.11): a wrong one counts towards the lockout unless the user
+ * is locked already (failures during a lock do not extend it) and answers alike either way; only
+ * the right password of a locked user learns of the lock.
+ */
+async function checkCurrentPassword(gh: Gatehouse, row: UserRow, given: string, now: Date): Promise<void> {
+  const lockedUntil = await currentLock(gh.db, row.id, now);
+  const matches =
+    given.length <= MAX_PROOF_LENGTH && row.password_hash !== null ? await verifySecret(row.password_hash, given) : await decoyVerify(given.slice(0, MAX_PROOF_LENGTH));
+  if (matches) {
+    if (lockedUntil !== undefined) throw lockedError(lockedUntil, now);
+    return;
+  }
+  if (lockedUntil === undefined) await countFailedAttempt(gh, { user: { id: row.id, orgId: row.org_id }, factor: 'password' }, now);
+  throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');
+}
+
+/** How a reset code travels; a template's syntax is checked before the user is looked up. */
+function resetDelivery(medium: PasswordResetRequest['medium']): ResetDelivery {
+  if (medium.case === 'returnCode') return { kind: 'return' };
+  if (medium.case === undefined) return { kind: 'send' };
+  const { notificationType, urlTemplate } = medium.value;
+  if (notificationType === NotificationType.SMS) throw fieldError('sendLink.notificationType', 'SMS is not supported; codes go by email');
+  if (notificationType !== NotificationType.Email && notificationType !== NotificationType.Unspecified) throw fieldError('sendLink.notificationType', 'unknown notification type');
+  checkUrlTemplate(urlTemplate, 'sendLink.urlTemplate');
+  return { kind: 'send', urlTemplate };
+}
+
+export function passwordMethods(gh: Gatehouse): PasswordMethods {
+  return {
+    async setPassword(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      const now = new Date();
+      const password = checkNewPassword(req.newPassword);
+      const verification = req.verification;
+      if (verification.case === 'verificationCode' && verification.value.trim() === '') throw fieldError('verificationCode', 'must not be empty');
+      const target = await targetUser(gh.db, gh.instanceId, principal, req.userId, { allowSelf: true });
+      requireHuman(target.row);
+      if (verification.case === undefined && target.access === 'self') {
+        throw apiError(Code.PermissionDenied, 'USER-PasswordProof', 'changing your own password needs currentPassword or a verificationCode from PasswordReset');
+      }
+      if (verification.case === 'currentPassword') await checkCurrentPassword(gh, target.row, verification.value, now);
+      const passwordHash = await hashSecret(password);
+      const proof: PasswordProof = verification.case === 'currentPassword' ? 'current_password' : verification.case === 'verificationCode' ? 'reset_code' : 'administrator';
+      const outcome = await gh.db.transaction().execute(async (trx) => {
+        await takeUserRowLock(trx, target.row.id);
+        if (verification.case === 'verificationCode') {
+          const code = verification.value.length <= MAX_PROOF_LENGTH ? verification.value : '';
+          const result = await useResetCode(trx, target.row.id, code, now);
+          if (result !== 'valid') return { result } as const;
+        }
+        const user = { id: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id };
+        return { result: 'set', details: await storePassword(trx, user, passwordHash, proof, creatorOf(principal), now) } as const;
+      });
+      switch (outcome.result) {
+        case 'set':
+          return { details: changeDetails(outcome.details) };
+        case 'invalid':
+          throw apiError(Code.InvalidArgument, 'USER-CodeInvalid', 'verificationCode: is invalid');
+        case 'expired':
+          throw apiError(Code.FailedPrecondition, 'USER-CodeExpired', 'verificationCode: has expired; ask for a new one with PasswordReset');
+        case 'not_pending':
+          throw apiError(Code.FailedPrecondition, 'USER-NoCode', 'verificationCode: no password reset code is pending');
+      }
+    },
+
+    async passwordReset(req, ctx) {
+      const principal = requirePrincipal(ctx);
+      const delivery = resetDelivery(req.medium);
+      const issued = await gh.db.transaction().execute(async (trx) => {
+        const target = await targetUser(trx, gh.instanceId, principal, req.userId, { allowSelf: true });
+        requireHuman(target.row);
+        if (delivery.kind === 'return') requireManagerForReturnedCode(target.access, 'returnCode');
+        const contact = await findContactUserForUpdate(trx, gh.instanceId, target.row.id); // the user's row lock
+        if (contact === undefined) throw userNotFound();
+        // SPEC 10.1: a code goes only to an address someone has read a mail at (or an administrator vouched for).
+        if (delivery.kind === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
+          throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', 'the user has no verified email to send a reset code to');
+        }
+        const user = {
+          id: contact.id,
+          instanceId: contact.instance_id,
+          orgId: contact.org_id,
+          email: contact.email ?? '',
+          preferredLanguage: contact.preferred_language,
+          name: contact.display_name ?? contact.given_name,
+        };
+        try {
+          return await issuePasswordResetCode(trx, user, delivery, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
+        } catch (error) {
+          throw codeMailError(error, 'sendLink.urlTemplate');
+        }
+      });
+      return { details: changeDetails(issued.details), ...(issued.code !== undefined ? { verificationCode: issued.code } : {}) };
+    },
+  };
+}

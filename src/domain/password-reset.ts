@@ -1,0 +1,187 @@
+/**
+ * Passwords set through the management API and the reset codes that allow it (zitadel.user.v2
+ * PasswordReset and SetPassword's `verification_code`). The login UI has no "forgot password" page,
+ * so a code is used with SetPassword; a mailed code carries a link only when the caller gave a URL
+ * template (its application's page that takes the code).
+ *
+ * A reset code is 6 characters from A–Z and 0–9 like an email code, valid one hour, one pending per
+ * user (a new one replaces it), stored as sha256(salt + code), void after PASSWORD_CODE_MAX_ATTEMPTS
+ * wrong tries and deleted when a password is set. Reset mails share the code mail limits of SPEC
+ * 10.2 (per user and per recipient address) and the rule for where links may lead.
+ */
+import { randomBytes } from 'node:crypto';
+import { escapeHtml, mailLanguage, type MailContent } from '../mail/messages.ts';
+import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
+import {
+  countPasswordResetAttempt,
+  deletePasswordResetCode,
+  findPasswordResetCodeForUpdate,
+  setPasswordHash,
+  upsertPasswordResetCode,
+} from '../store/credentials.ts';
+import type { DB } from '../store/database.ts';
+import { safeEqual, sha256 } from './crypto.ts';
+import { CODE_MAILS_PER_RECIPIENT, CODE_MAILS_PER_USER, MailLimitReached, mailLinkOrigins, newEmailCode, type EmailCodeUser } from './email-codes.ts';
+import { appendEvent, type ChangeDetails } from './events.ts';
+import { enqueueMail, lockRecipient, mailLimitReached } from './outbox.ts';
+
+export const PASSWORD_CODE_SECONDS = 3600;
+export const PASSWORD_CODE_MAX_ATTEMPTS = 5;
+
+export type ResetDelivery = { kind: 'return' } | { kind: 'send'; urlTemplate?: string | undefined };
+
+export interface IssuedResetCode {
+  details: ChangeDetails;
+  /** The code, for `return` delivery only. */
+  code?: string;
+}
+
+/**
+ * Issues a new reset code for `user` and returns or mails it; appends
+ * `user.human.password.code.added`. Call it in the transaction that checked and locked the user
+ * (for `send`: its address verified). Throws TemplateError for a link leading elsewhere than SPEC
+ * 10.2 allows and MailLimitReached over a mail limit; either rolls back, the previous code stays.
+ */
+export async function issuePasswordResetCode(
+  trx: DB,
+  user: EmailCodeUser,
+  delivery: ResetDelivery,
+  context: { externalUrl: string; creator: string },
+  now = new Date(),
+): Promise<IssuedResetCode> {
+  if (delivery.kind === 'send') await checkMailLimits(trx, user);
+  const code = newEmailCode();
+  const salt = randomBytes(16).toString('hex');
+  await upsertPasswordResetCode(trx, user.id, {
+    code_hash: sha256(salt + code),
+    salt,
+    expires_at: new Date(now.getTime() + PASSWORD_CODE_SECONDS * 1000),
+    created_at: now,
+  });
+  if (delivery.kind === 'send') {
+    const link = delivery.urlTemplate === undefined ? undefined : await resetLink(trx, user, code, delivery.urlTemplate, context.externalUrl);
+    const mail = passwordResetMail({ language: user.preferredLanguage, code, link, name: user.name });
+    await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
+  }
+  const details = await appendEvent(trx, {
+    instanceId: user.instanceId,
+    aggregateType: 'user',
+    aggregateId: user.id,
+    resourceOwner: user.orgId,
+    type: 'user.human.password.code.added',
+    creator: context.creator,
+    payload: { delivery: delivery.kind },
+  });
+  return delivery.kind === 'return' ? { details, code } : { details };
+}
+
+async function resetLink(trx: DB, user: EmailCodeUser, code: string, template: string, externalUrl: string): Promise<string> {
+  const link = renderUrlTemplate(template, { UserID: user.id, Code: code, OrgID: user.orgId });
+  if (!(await mailLinkOrigins(trx, externalUrl, user)).has(new URL(link).origin)) {
+    throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
+  }
+  return link;
+}
+
+/** SPEC 10.2: the limits of code mails, counted over every code mail (verification and reset alike). */
+async function checkMailLimits(trx: DB, user: EmailCodeUser): Promise<void> {
+  await lockRecipient(trx, user.email);
+  const perUser = await mailLimitReached(trx, { userId: user.id }, CODE_MAILS_PER_USER.limit, CODE_MAILS_PER_USER.windowSeconds);
+  if (perUser) throw new MailLimitReached('user', perUser.retryAfterSeconds);
+  const perRecipient = await mailLimitReached(trx, { recipient: user.email }, CODE_MAILS_PER_RECIPIENT.limit, CODE_MAILS_PER_RECIPIENT.windowSeconds);
+  if (perRecipient) throw new MailLimitReached('recipient', perRecipient.retryAfterSeconds);
+}
+
+export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';
+
+/**
+ * Checks the user's reset code under its row lock: a right one is deleted (used once), a wrong one
+ * counts a try. Call it in the transaction that sets the password; on anything but `valid` the
+ * caller commits (so the try counts) and sets nothing.
+ */
+export async function useResetCode(trx: DB, userId: string, code: string, now = new Date()): Promise<ResetCodeResult> {
+  const row = await findPasswordResetCodeForUpdate(trx, userId);
+  if (row === undefined) return 'not_pending';
+  if (row.attempts >= PASSWORD_CODE_MAX_ATTEMPTS) return 'invalid';
+  if (row.expires_at.getTime() <= now.getTime()) return 'expired';
+  if (!safeEqual(sha256(row.salt + code.trim().toUpperCase()), row.code_hash)) {
+    await countPasswordResetAttempt(trx, userId);
+    return 'invalid';
+  }
+  await deletePasswordResetCode(trx, userId);
+  return 'valid';
+}
+
+/** How the caller proved the right to set the password, for the event. */
+export type PasswordProof = 'current_password' | 'reset_code' | 'administrator';
+
+/**
+ * Stores the new password hash, voids any pending reset code and appends
+ * `user.human.password.changed`. Browser sessions and tokens stay: a password change does not sign
+ * the user out (deactivating or locking does).
+ */
+export async function storePassword(
+  trx: DB,
+  user: { id: string; instanceId: string; orgId: string },
+  passwordHash: string,
+  proof: PasswordProof,
+  creator: string,
+  now = new Date(),
+): Promise<ChangeDetails> {
+  await setPasswordHash(trx, user.id, passwordHash, now);
+  await deletePasswordResetCode(trx, user.id);
+  return appendEvent(trx, {
+    instanceId: user.instanceId,
+    aggregateType: 'user',
+    aggregateId: user.id,
+    resourceOwner: user.orgId,
+    type: 'user.human.password.changed',
+    creator,
+    payload: { proof },
+  });
+}
+
+const TEXTS = {
+  en: {
+    subject: 'Reset your password',
+    greeting: (name: string | undefined) => (name ? `Hello ${name},` : 'Hello,'),
+    intro: 'someone asked to reset the password of your account.',
+    codeLine: 'Your reset code:',
+    linkLine: 'Set a new password here:',
+    button: 'Set a new password',
+    validity: 'The code is valid for one hour. If you did not ask for it, you can ignore this message; your password stays as it is.',
+  },
+  de: {
+    subject: 'Setze dein Passwort zurück',
+    greeting: (name: string | undefined) => (name ? `Hallo ${name},` : 'Hallo,'),
+    intro: 'jemand hat angefragt, das Passwort deines Kontos zurückzusetzen.',
+    codeLine: 'Dein Code zum Zurücksetzen:',
+    linkLine: 'Hier setzt du ein neues Passwort:',
+    button: 'Neues Passwort setzen',
+    validity: 'Der Code ist eine Stunde lang gültig. Wenn du ihn nicht angefordert hast, kannst du diese Nachricht ignorieren; dein Passwort bleibt unverändert.',
+  },
+} as const;
+
+/** The mail with a password reset code, and a link when the caller gave a URL template. */
+export function passwordResetMail(input: { language: string | null | undefined; code: string; link: string | undefined; name?: string | null | undefined }): MailContent {
+  const t = TEXTS[mailLanguage(input.language)];
+  const name = input.name?.trim() || undefined;
+  const linkText = input.link === undefined ? [] : [t.linkLine, input.link, ''];
+  const text = [t.greeting(name), '', t.intro, '', `${t.codeLine} ${input.code}`, '', ...linkText, t.validity, ''].join('\n');
+  const linkHtml =
+    input.link === undefined
+      ? []
+      : [`<p><a href="${escapeHtml(input.link)}">${escapeHtml(t.button)}</a></p>`, `<p>${escapeHtml(t.linkLine)}<br>${escapeHtml(input.link)}</p>`];
+  const html = [
+    '<!DOCTYPE html>',
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(t.subject)}</title></head><body>`,
+    `<p>${escapeHtml(t.greeting(name))}</p>`,
+    `<p>${escapeHtml(t.intro)}</p>`,
+    `<p>${escapeHtml(t.codeLine)} <strong style="font-family:monospace;font-size:1.4em">${escapeHtml(input.code)}</strong></p>`,
+    ...linkHtml,
+    `<p>${escapeHtml(t.validity)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { subject: t.subject, text, html };
+}

@@ -1,0 +1,555 @@
+/**
+ * Creating, changing and ending users through the management API (SPEC §5, §12, 10.1, 10.12).
+ *
+ * - What a user may be: a user name without spaces (1–200), names of at most 200 characters, a
+ *   valid email address (email-address.ts), a phone number, a password meeting the password policy
+ *   (password-policy.ts), a base32 authenticator secret. A refused value is a UserInputError naming
+ *   the request field; nothing is stored.
+ * - Uniqueness: user names per organization, case-insensitively; machine user names also across the
+ *   instance, since client_credentials names a machine by its user name alone. A user renaming
+ *   itself may not take a name any user of the instance has (SPEC 10.12, as self-registration).
+ * - Lifecycle: deactivate (from active or locked), reactivate (from inactive), lock (from active),
+ *   unlock, delete. Deactivating, locking and deleting end the user's access (user-lifecycle.ts);
+ *   nothing comes back on reactivate or unlock.
+ *
+ * Two locks, kept apart: `state = 'locked'` is an administrator's lock, lasting until UnlockUser;
+ * `locked_until` is the brute-force lockout (lockout.ts), which expires by itself and does not end
+ * sessions. LockUser sets the first only; UnlockUser clears both (SPEC 10.3: an administrator's
+ * unlock resets the failures). The API reports either as locked (effectiveState).
+ *
+ * Every change appends its events in the caller's transaction; the details returned are the last one's.
+ * Passwords are hashed before the transaction (prepare*), never inside it.
+ */
+import type { Insertable, Updateable } from 'kysely';
+import { Secret } from 'otpauth';
+import type { Gatehouse } from '../context.ts';
+import type { DB } from '../store/database.ts';
+import { deleteEmailCode } from '../store/email-codes.ts';
+import { markOtpFactorReady, upsertUnverifiedOtpFactor } from '../store/otp-factors.ts';
+import type { UserRow, UsersTable, UserState } from '../store/schema.ts';
+import {
+  clearFailedAttempts,
+  deleteUser,
+  findMachineNamesake,
+  findOrgUserByName,
+  findUserById,
+  findUserForUpdate,
+  insertUser,
+  setUserEmail,
+  updateUser,
+  userNameTakenByOther,
+  type UserFilter,
+} from '../store/users.ts';
+import { decoyVerify, hashSecret, verifySecret } from './crypto.ts';
+import { countFailedAttempt, currentLock } from './lockout.ts';
+import { MAX_EMAIL_LENGTH, isValidEmail } from './email-address.ts';
+import { issueEmailCode } from './email-codes.ts';
+import { appendEvent, type ChangeDetails } from './events.ts';
+import { newId } from './ids.ts';
+import { idProblem, nameProblem } from './names.ts';
+import { OTP_WINDOW, otpStep } from './otp.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, unmetRules, type PolicyRule } from './password-policy.ts';
+import { endUserAccess, type EndedAccess } from './user-lifecycle.ts';
+
+/** A value the rules refuse; `field` is the request's field path (`profile.givenName`). */
+export class UserInputError extends Error {
+  override name = 'UserInputError';
+  readonly field: string;
+  readonly problem: string;
+  constructor(field: string, problem: string) {
+    super(`${field} ${problem}`);
+    this.field = field;
+    this.problem = problem;
+  }
+}
+
+/** A user name or id another user has. */
+export class UserExists extends Error {
+  override name = 'UserExists';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** A lifecycle change the user's state does not allow (FailedPrecondition). */
+export class UserStateConflict extends Error {
+  override name = 'UserStateConflict';
+}
+
+export type Gender = 'female' | 'male' | 'diverse';
+
+export interface ProfileInput {
+  givenName: string;
+  familyName: string;
+  nickName?: string | undefined;
+  /** "givenName familyName" when left out. */
+  displayName?: string | undefined;
+  preferredLanguage?: string | undefined;
+  gender?: Gender | null | undefined;
+}
+
+/** How a new address gets verified: vouched for by the caller, or a code returned or mailed. */
+export type EmailVerification = { kind: 'verified' } | { kind: 'return' } | { kind: 'send'; urlTemplate?: string | undefined };
+
+export interface EmailInput {
+  address: string;
+  verification: EmailVerification;
+}
+
+export interface PhoneInput {
+  number: string;
+  verified: boolean;
+}
+
+export interface NewHuman {
+  id?: string | undefined;
+  /** The email address when left out. */
+  userName?: string | undefined;
+  profile: ProfileInput;
+  email: EmailInput;
+  phone?: PhoneInput | undefined;
+  password?: string | undefined;
+  totpSecret?: string | undefined;
+}
+
+export interface NewMachine {
+  id?: string | undefined;
+  /** The user id when left out. */
+  userName?: string | undefined;
+  name: string;
+  description?: string | undefined;
+}
+
+/** A user created: its id, the last event's details, the email code for `return` delivery. */
+export interface AddedUser {
+  id: string;
+  createdAt: Date;
+  details: ChangeDetails;
+  emailCode?: string;
+}
+
+/** Who changes users, in which instance. */
+export interface AdminContext {
+  gh: Gatehouse;
+  /** The events' creator (principal.ts `creatorOf`). */
+  creator: string;
+}
+
+// ---- the rules for values ----
+
+const PHONE = /^\+?[0-9][0-9 ()./-]{2,30}$/;
+const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,8}$/;
+const BASE32 = /^[A-Z2-7]{16,128}=*$/;
+const MAX_DESCRIPTION = 500;
+const RULE_TEXT: Record<PolicyRule, string> = {
+  length: `at least ${PASSWORD_MIN_LENGTH} characters`,
+  upper: 'an uppercase letter',
+  lower: 'a lowercase letter',
+  digit: 'a digit',
+  symbol: 'a symbol',
+};
+
+function check(field: string, problem: string | undefined): void {
+  if (problem !== undefined) throw new UserInputError(field, problem);
+}
+
+export function userNameProblem(value: string): string | undefined {
+  if (value === '') return 'must not be empty';
+  if ([...value].length > 200) return 'must be at most 200 characters';
+  return /^[^\s\p{Cc}]+$/u.test(value) ? undefined : 'must not contain spaces or control characters';
+}
+
+function optionalName(field: string, value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === '') return null;
+  check(field, nameProblem(value));
+  return value;
+}
+
+function checkEmail(field: string, address: string): string {
+  if (address === '') throw new UserInputError(field, 'is required');
+  if (address.length > MAX_EMAIL_LENGTH || !isValidEmail(address)) throw new UserInputError(field, 'must be an email address like alice@example.com');
+  return address;
+}
+
+function checkPhone(field: string, number: string): string {
+  const trimmed = number.trim();
+  if (trimmed === '') throw new UserInputError(field, 'is required');
+  check(field, PHONE.test(trimmed) ? undefined : 'must be a phone number like +41791234567');
+  return trimmed;
+}
+
+function checkLanguage(field: string, value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === '') return null;
+  check(field, LANGUAGE.test(value) ? undefined : 'must be a language tag like en or de-CH');
+  return value;
+}
+
+/** The password policy, with what is missing spelled out. */
+export function checkPassword(field: string, password: string): void {
+  if ([...password].length > PASSWORD_MAX_LENGTH) throw new UserInputError(field, `must be at most ${PASSWORD_MAX_LENGTH} characters`);
+  const unmet = unmetRules(password);
+  if (unmet.length > 0) throw new UserInputError(field, `does not meet the password policy: it needs ${unmet.map((rule) => RULE_TEXT[rule]).join(', ')}`);
+}
+
+function checkTotpSecret(field: string, secret: string): string {
+  const normalized = secret.replace(/\s+/g, '').toUpperCase();
+  check(field, BASE32.test(normalized) ? undefined : 'must be a base32 secret of at least 16 characters (80 bits)');
+  // Stored as otp.ts stores its own secrets: base32 without padding.
+  return Secret.fromBase32(normalized.replace(/=+$/, '')).base32;
+}
+
+function descriptionProblem(value: string): string | undefined {
+  if ([...value].length > MAX_DESCRIPTION) return `must be at most ${MAX_DESCRIPTION} characters`;
+  // Line breaks and tabs are text; other control characters are not.
+  return /[^\P{Cc}\n\t]/u.test(value) ? 'must not contain control characters' : undefined;
+}
+
+type UserColumns = Updateable<UsersTable>;
+
+/** The columns of a new profile; `given family` stands in for a missing display name. */
+function profileColumns(prefix: string, profile: ProfileInput): UserColumns {
+  check(`${prefix}profile.givenName`, nameProblem(profile.givenName));
+  check(`${prefix}profile.familyName`, nameProblem(profile.familyName));
+  const displayName = optionalName(`${prefix}profile.displayName`, profile.displayName) ?? `${profile.givenName} ${profile.familyName}`;
+  return {
+    given_name: profile.givenName,
+    family_name: profile.familyName,
+    nickname: optionalName(`${prefix}profile.nickName`, profile.nickName) ?? null,
+    display_name: displayName,
+    preferred_language: checkLanguage(`${prefix}profile.preferredLanguage`, profile.preferredLanguage) ?? null,
+    gender: profile.gender ?? null,
+  };
+}
+
+// ---- creating users ----
+
+/** A new human, checked and its password hashed: what addHuman stores. */
+export interface PreparedHuman {
+  id: string;
+  userName: string;
+  columns: UserColumns;
+  email: EmailInput;
+  totpSecret: string | undefined;
+}
+
+function checkId(field: string, id: string | undefined): string {
+  if (id === undefined || id === '') return newId();
+  check(field, idProblem(id));
+  return id;
+}
+
+/** Checks a new human (`prefix` names where it sits in the request) and hashes its password. */
+export async function prepareHuman(input: NewHuman, prefix = ''): Promise<PreparedHuman> {
+  const id = checkId('userId', input.id);
+  const address = checkEmail(`${prefix}email.email`, input.email.address.trim());
+  const userName = input.userName ?? address;
+  check('username', userNameProblem(userName));
+  const columns: UserColumns = { ...profileColumns(prefix, input.profile), email: address, email_verified: input.email.verification.kind === 'verified' };
+  if (input.phone !== undefined) {
+    columns.phone = checkPhone(`${prefix}phone.phone`, input.phone.number);
+    columns.phone_verified = input.phone.verified;
+  }
+  const totpSecret = input.totpSecret === undefined ? undefined : checkTotpSecret(`${prefix}totpSecret`, input.totpSecret);
+  if (input.password !== undefined) checkPassword(`${prefix}password.password`, input.password);
+  // Slow (argon2id): before the transaction.
+  if (input.password !== undefined) columns.password_hash = await hashSecret(input.password);
+  return { id, userName, columns, email: { address, verification: input.email.verification }, totpSecret };
+}
+
+/** Checks a new machine user. */
+export function prepareMachine(input: NewMachine): { id: string; userName: string; name: string; description: string | null } {
+  const id = checkId('userId', input.id);
+  const userName = input.userName ?? id;
+  check('username', userNameProblem(userName));
+  check('machine.name', nameProblem(input.name));
+  const description = input.description === undefined || input.description === '' ? null : input.description;
+  if (description !== null) check('machine.description', descriptionProblem(description));
+  return { id, userName, name: input.name, description };
+}
+
+async function checkNewUser(trx: DB, orgId: string, id: string, userName: string): Promise<void> {
+  if (await findUserById(trx, id)) throw new UserExists('userId', 'a user with this id already exists');
+  if (await findOrgUserByName(trx, orgId, userName)) throw new UserExists('username', 'the user name is taken in this organization');
+}
+
+function event(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
+  return { instanceId: ctx.gh.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
+}
+
+function newRow(ctx: AdminContext, orgId: string, id: string, kind: 'human' | 'machine', userName: string, now: Date): Insertable<UsersTable> {
+  return {
+    id, instance_id: ctx.gh.instanceId, org_id: orgId, kind, user_name: userName, password_hash: null, email: null, phone: null,
+    given_name: null, family_name: null, nickname: null, display_name: null, preferred_language: null, gender: null,
+    address: null, secret_hash: null, created_at: now, changed_at: now,
+  };
+}
+
+/** Stores a prepared human in `orgId`, with its authenticator app and its email code as asked. */
+export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human: PreparedHuman, now = new Date()): Promise<AddedUser> {
+  const { id, userName, email } = human;
+  await checkNewUser(trx, orgId, id, userName);
+  await insertUser(trx, { ...newRow(ctx, orgId, id, 'human', userName, now), ...human.columns });
+  const user = { id, orgId };
+  await appendEvent(trx, event(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
+  if (human.totpSecret !== undefined) {
+    // Registered as verified: codes of the current time step's window are accepted from now on.
+    await upsertUnverifiedOtpFactor(trx, id, ctx.gh.masterKey.encrypt(human.totpSecret), now);
+    await markOtpFactorReady(trx, id, otpStep(now) - OTP_WINDOW - 1, now);
+    await appendEvent(trx, event(ctx, user, 'user.human.mfa.otp.added'));
+    await appendEvent(trx, event(ctx, user, 'user.human.mfa.otp.verified'));
+  }
+  if (human.columns.phone_verified === true) await appendEvent(trx, event(ctx, user, 'user.human.phone.verified'));
+  // The email's verification (or its code) comes last: its event's details are the answer's.
+  const issued = await emailVerification(trx, ctx, { ...user, row: human.columns }, email);
+  return { id, createdAt: now, details: issued.details, ...(issued.code !== undefined ? { emailCode: issued.code } : {}) };
+}
+
+/** Stores a machine user in `orgId`: opaque access tokens until changed, no secret, no keys. */
+export async function addMachine(trx: DB, ctx: AdminContext, orgId: string, machine: ReturnType<typeof prepareMachine>, now = new Date()): Promise<AddedUser> {
+  const { id, userName } = machine;
+  await checkNewUser(trx, orgId, id, userName);
+  const namesake = await findMachineNamesake(trx, ctx.gh.instanceId, userName, id);
+  if (namesake) throw new UserExists('username', 'the machine user name is taken in the instance (client_credentials names a machine by its user name alone)');
+  await insertUser(trx, { ...newRow(ctx, orgId, id, 'machine', userName, now), display_name: machine.name, description: machine.description });
+  const details = await appendEvent(trx, event(ctx, { id, orgId }, 'user.machine.added', { userName, name: machine.name }));
+  return { id, createdAt: now, details };
+}
+
+/** Marks the address verified, or issues its code (returned, or mailed with the mail limits of SPEC 10.2). */
+async function emailVerification(
+  trx: DB,
+  ctx: AdminContext,
+  user: { id: string; orgId: string; row: Pick<UserColumns, 'preferred_language' | 'display_name' | 'given_name'> },
+  email: EmailInput,
+): Promise<{ details: ChangeDetails; code?: string }> {
+  if (email.verification.kind === 'verified') {
+    await deleteEmailCode(trx, user.id);
+    return { details: await appendEvent(trx, event(ctx, user, 'user.human.email.verified', { email: email.address })) };
+  }
+  const recipient = {
+    id: user.id,
+    instanceId: ctx.gh.instanceId,
+    orgId: user.orgId,
+    email: email.address,
+    preferredLanguage: user.row.preferred_language ?? null,
+    name: user.row.display_name ?? user.row.given_name ?? null,
+  };
+  const delivery = email.verification.kind === 'return' ? ({ kind: 'return' } as const) : ({ kind: 'send', urlTemplate: email.verification.urlTemplate } as const);
+  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.gh.config.externalUrl, creator: ctx.creator });
+  return { details: issued.details, ...(issued.code !== undefined ? { code: issued.code } : {}) };
+}
+
+// ---- changing a human ----
+
+/** A profile change: left-out fields (and empty given or family names) stay; an empty optional field is cleared. */
+export interface ProfilePatch {
+  givenName?: string | undefined;
+  familyName?: string | undefined;
+  nickName?: string | undefined;
+  displayName?: string | undefined;
+  preferredLanguage?: string | undefined;
+  gender?: Gender | null | undefined;
+}
+
+export interface HumanChanges {
+  userName?: string | undefined;
+  profile?: ProfilePatch | undefined;
+  email?: EmailInput | undefined;
+  phone?: PhoneInput | undefined;
+  password?: string | undefined;
+}
+
+export interface PreparedChanges {
+  userName: string | undefined;
+  profile: UserColumns;
+  email: EmailInput | undefined;
+  phone: PhoneInput | undefined;
+  passwordHash: string | undefined;
+}
+
+/** Checks a change and hashes its password, before the transaction. */
+export async function prepareHumanChanges(changes: HumanChanges): Promise<PreparedChanges> {
+  if (changes.userName !== undefined) check('username', userNameProblem(changes.userName));
+  const profile: UserColumns = {};
+  const patch = changes.profile;
+  if (patch !== undefined) {
+    if (patch.givenName !== undefined && patch.givenName !== '') profile.given_name = patch.givenName;
+    if (patch.familyName !== undefined && patch.familyName !== '') profile.family_name = patch.familyName;
+    if (profile.given_name != null) check('profile.givenName', nameProblem(profile.given_name));
+    if (profile.family_name != null) check('profile.familyName', nameProblem(profile.family_name));
+    const nickname = optionalName('profile.nickName', patch.nickName);
+    if (nickname !== undefined) profile.nickname = nickname;
+    const displayName = optionalName('profile.displayName', patch.displayName);
+    if (displayName !== undefined) profile.display_name = displayName;
+    const language = checkLanguage('profile.preferredLanguage', patch.preferredLanguage);
+    if (language !== undefined) profile.preferred_language = language;
+    if (patch.gender !== undefined) profile.gender = patch.gender;
+  }
+  const email = changes.email === undefined ? undefined : { ...changes.email, address: checkEmail('email.email', changes.email.address.trim()) };
+  const phone = changes.phone === undefined ? undefined : { ...changes.phone, number: checkPhone('phone.phone', changes.phone.number) };
+  if (changes.password !== undefined) checkPassword('password.password.password', changes.password);
+  const passwordHash = changes.password === undefined ? undefined : await hashSecret(changes.password);
+  return { userName: changes.userName, profile, email, phone, passwordHash };
+}
+
+/**
+ * Applies a prepared change to the human `userId` (its row locked here). `self`: the user changes
+ * itself, so a new user name must be free in the whole instance (SPEC 10.12). Returns the last
+ * event's details (undefined when nothing changed) and the email code for `return` delivery.
+ */
+export async function changeHuman(
+  trx: DB,
+  ctx: AdminContext,
+  userId: string,
+  changes: PreparedChanges,
+  options: { self: boolean },
+  now = new Date(),
+): Promise<{ details: ChangeDetails | undefined; emailCode?: string }> {
+  const row = await lockedUser(trx, userId);
+  if (row.kind !== 'human') throw new UserStateConflict('the user is a machine user: UpdateHumanUser changes human users');
+  const user = { id: row.id, orgId: row.org_id };
+  let details: ChangeDetails | undefined;
+  const append = async (type: string, payload?: Record<string, unknown>) => {
+    details = await appendEvent(trx, event(ctx, user, type, payload));
+  };
+
+  if (changes.userName !== undefined && changes.userName !== row.user_name) {
+    const sameName = changes.userName.toLowerCase() === row.user_name.toLowerCase();
+    const holder = sameName ? undefined : await findOrgUserByName(trx, row.org_id, changes.userName);
+    if (holder !== undefined) throw new UserExists('username', 'the user name is taken in this organization');
+    if (options.self && !sameName && (await userNameTakenByOther(trx, ctx.gh.instanceId, changes.userName, row.id))) {
+      throw new UserExists('username', 'the user name is taken');
+    }
+    await updateUser(trx, row.id, { user_name: changes.userName, changed_at: now });
+    await append('user.username.changed', { userName: changes.userName });
+  }
+
+  const profile = Object.fromEntries(Object.entries(changes.profile).filter(([key, value]) => row[key as keyof UserRow] !== value)) as UserColumns;
+  if (Object.keys(profile).length > 0) {
+    await updateUser(trx, row.id, { ...profile, changed_at: now });
+    await append('user.human.profile.changed', { changed: Object.keys(profile) });
+  }
+
+  let emailCode: string | undefined;
+  const email = changes.email;
+  if (email !== undefined && (email.address !== row.email || (!row.email_verified && email.verification.kind === 'verified'))) {
+    const verified = email.verification.kind === 'verified';
+    await setUserEmail(trx, row.id, email.address, verified, now);
+    await append('user.human.email.changed', { email: email.address });
+    const issued = await emailVerification(trx, ctx, { ...user, row: { ...row, ...profile } }, email);
+    details = issued.details;
+    emailCode = issued.code;
+  }
+
+  const phone = changes.phone;
+  if (phone !== undefined && (phone.number !== row.phone || (!row.phone_verified && phone.verified))) {
+    await updateUser(trx, row.id, { phone: phone.number, phone_verified: phone.verified, changed_at: now });
+    await append('user.human.phone.changed', { phone: phone.number });
+    if (phone.verified) await append('user.human.phone.verified');
+  }
+
+  if (changes.passwordHash !== undefined) {
+    await updateUser(trx, row.id, { password_hash: changes.passwordHash, changed_at: now });
+    await append('user.human.password.changed');
+  }
+  return { details, ...(emailCode !== undefined ? { emailCode } : {}) };
+}
+
+/**
+ * A user changing its own password proves it with the current one. A wrong one counts towards the
+ * lockout like a wrong password at sign-in (lockout.ts); during a lockout nothing is checked.
+ */
+export async function checkCurrentPassword(
+  gh: Gatehouse,
+  user: Pick<UserRow, 'id' | 'org_id' | 'password_hash'>,
+  password: string,
+  now = new Date(),
+): Promise<{ kind: 'valid' } | { kind: 'invalid' } | { kind: 'locked'; until: Date }> {
+  const lockedUntil = await currentLock(gh.db, user.id, now);
+  if (lockedUntil !== undefined) return { kind: 'locked', until: lockedUntil };
+  const right = user.password_hash !== null ? await verifySecret(user.password_hash, password) : await decoyVerify(password);
+  if (right) return { kind: 'valid' };
+  const refusal = await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
+  return refusal.kind === 'locked' ? refusal : { kind: 'invalid' };
+}
+
+// ---- lifecycle ----
+
+export type LifecycleAction = 'deactivate' | 'reactivate' | 'lock' | 'unlock';
+
+/** The state as the API reports it: a brute-force lockout in force counts as locked. */
+export function effectiveState(row: Pick<UserRow, 'state' | 'locked_until'>, now = new Date()): UserState {
+  if (row.state === 'active' && row.locked_until !== null && row.locked_until > now) return 'locked';
+  return row.state;
+}
+
+/** The filter for users whose effectiveState is `state`. */
+export function effectiveStateFilter(state: UserState, now = new Date()): UserFilter {
+  const lockedOut: UserFilter = { kind: 'lockedOut', at: now };
+  const active: UserFilter = { kind: 'state', state: 'active' };
+  if (state === 'active') return { kind: 'and', filters: [active, { kind: 'not', filter: lockedOut }] };
+  if (state === 'locked') return { kind: 'or', filters: [{ kind: 'state', state: 'locked' }, { kind: 'and', filters: [active, lockedOut] }] };
+  return { kind: 'state', state };
+}
+
+async function lockedUser(trx: DB, userId: string): Promise<UserRow> {
+  const row = await findUserForUpdate(trx, userId);
+  // The caller loaded the user to check permissions; it was deleted since.
+  if (row === undefined) throw new UserStateConflict('the user was deleted meanwhile');
+  return row;
+}
+
+/**
+ * Moves the user along its lifecycle; FailedPrecondition (UserStateConflict) when its state does
+ * not allow it. `ended`: what deactivating or locking ended, for afterAccessEnded after the commit.
+ */
+export async function changeLifecycle(
+  trx: DB,
+  ctx: AdminContext,
+  userId: string,
+  action: LifecycleAction,
+  now = new Date(),
+): Promise<{ details: ChangeDetails; ended?: EndedAccess }> {
+  const row = await lockedUser(trx, userId);
+  const user = { id: row.id, orgId: row.org_id };
+  switch (action) {
+    case 'deactivate': {
+      if (row.state === 'inactive') throw new UserStateConflict('the user is already inactive');
+      await updateUser(trx, row.id, { state: 'inactive', changed_at: now });
+      const ended = await endUserAccess(trx, row.id, now);
+      return { details: await appendEvent(trx, event(ctx, user, 'user.deactivated')), ended };
+    }
+    case 'reactivate': {
+      if (row.state !== 'inactive') throw new UserStateConflict('the user is not inactive: only an inactive user can be reactivated');
+      await updateUser(trx, row.id, { state: 'active', changed_at: now });
+      return { details: await appendEvent(trx, event(ctx, user, 'user.reactivated')) };
+    }
+    case 'lock': {
+      if (row.state === 'locked') throw new UserStateConflict('the user is already locked');
+      if (row.state === 'inactive') throw new UserStateConflict('the user is inactive: only an active user can be locked');
+      await updateUser(trx, row.id, { state: 'locked', changed_at: now });
+      const ended = await endUserAccess(trx, row.id, now);
+      return { details: await appendEvent(trx, event(ctx, user, 'user.locked', { reason: 'administrator' })), ended };
+    }
+    case 'unlock': {
+      const lockedOut = row.locked_until !== null && row.locked_until > now;
+      if (row.state !== 'locked' && !lockedOut) throw new UserStateConflict('the user is not locked');
+      await clearFailedAttempts(trx, row.id);
+      if (row.state === 'locked') await updateUser(trx, row.id, { state: 'active', changed_at: now });
+      return { details: await appendEvent(trx, event(ctx, user, 'user.unlocked')) };
+    }
+  }
+}
+
+/** Deletes the user after ending its access; the event outlives it. */
+export async function removeUser(trx: DB, ctx: AdminContext, userId: string, now = new Date()): Promise<{ details: ChangeDetails; ended: EndedAccess }> {
+  const row = await lockedUser(trx, userId);
+  const ended = await endUserAccess(trx, row.id, now);
+  const details = await appendEvent(trx, event(ctx, { id: row.id, orgId: row.org_id }, 'user.removed', { userName: row.user_name }));
+  await deleteUser(trx, row.id);
+  return { details, ended };
+}

@@ -1,0 +1,188 @@
+/**
+ * Credentials the management API changes (zitadel.user.v2): password hashes, machine secrets,
+ * machine keys (listing with filters and paging, deletion) and password reset codes
+ * (`password_reset_codes`: one pending code per user, a salted hash and the count of wrong tries).
+ */
+import { sql, type ExpressionBuilder, type SqlBool, type Expression } from 'kysely';
+import type { DB } from './database.ts';
+import type { Database } from './schema.ts';
+import type { Page } from './list-query.ts';
+
+export async function setPasswordHash(db: DB, userId: string, passwordHash: string, at: Date): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, changed_at: at }).where('id', '=', userId).execute();
+}
+
+/** Stores the machine user's secret hash, replacing any previous one. */
+export async function setMachineSecretHash(db: DB, userId: string, secretHash: string, at: Date): Promise<void> {
+  await db.updateTable('users').set({ secret_hash: secretHash, changed_at: at }).where('id', '=', userId).execute();
+}
+
+/** Removes the machine user's secret; false when it had none. */
+export async function clearMachineSecretHash(db: DB, userId: string, at: Date): Promise<boolean> {
+  const row = await db
+    .updateTable('users')
+    .set({ secret_hash: null, changed_at: at })
+    .where('id', '=', userId)
+    .where('secret_hash', 'is not', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Deletes the key if it belongs to the user; false when the user has no key with that id. */
+export async function deleteMachineKey(db: DB, userId: string, keyId: string): Promise<boolean> {
+  const row = await db.deleteFrom('machine_keys').where('id', '=', keyId).where('user_id', '=', userId).returning('id').executeTakeFirst();
+  return row !== undefined;
+}
+
+export type TimeComparison = '=' | '>' | '>=' | '<' | '<=';
+
+/** One filter of a key listing; every filter of a listing must hold. */
+export type KeyFilter =
+  | { kind: 'keyId' | 'userId' | 'orgId'; id: string }
+  /** A key without expiry compares as later than any time. */
+  | { kind: 'createdAt' | 'expiresAt'; op: TimeComparison; at: Date };
+
+export type KeySortColumn = 'createdAt' | 'id' | 'userId' | 'orgId' | 'expiresAt';
+
+export interface KeyQuery {
+  instanceId: string;
+  /** Only keys of users of these organizations; undefined for every organization. */
+  orgIds: readonly string[] | undefined;
+  /**
+   * Leave out the keys of users holding an instance-wide role (any role without an organization, or
+   * an IAM_ role: domain/permissions.ts `isInstanceRole`), for callers with org-scoped roles only.
+   */
+  withoutInstanceRoleHolders: boolean;
+  filters: readonly KeyFilter[];
+  sortBy: KeySortColumn;
+  page: Page;
+}
+
+export interface MachineKeyListRow {
+  id: string;
+  user_id: string;
+  org_id: string;
+  created_at: Date;
+  expires_at: Date | null;
+}
+
+type KeyScope = ExpressionBuilder<Database, 'machine_keys' | 'users'>;
+
+const NEVER = sql<Date>`'infinity'::timestamptz`;
+
+function expiry(): Expression<Date> {
+  return sql<Date>`coalesce(machine_keys.expires_at, ${NEVER})`;
+}
+
+function keyCondition(eb: KeyScope, filter: KeyFilter): Expression<SqlBool> {
+  switch (filter.kind) {
+    case 'keyId':
+      return eb('machine_keys.id', '=', filter.id);
+    case 'userId':
+      return eb('machine_keys.user_id', '=', filter.id);
+    case 'orgId':
+      return eb('users.org_id', '=', filter.id);
+    case 'createdAt':
+      return eb('machine_keys.created_at', filter.op, filter.at);
+    case 'expiresAt':
+      return eb(expiry(), filter.op, filter.at);
+  }
+}
+
+function keyConditions(query: KeyQuery) {
+  return (eb: KeyScope): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [eb('users.instance_id', '=', query.instanceId), eb('users.kind', '=', 'machine')];
+    if (query.orgIds !== undefined) conditions.push(query.orgIds.length === 0 ? sql<SqlBool>`false` : eb('users.org_id', 'in', query.orgIds));
+    if (query.withoutInstanceRoleHolders) {
+      conditions.push(
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('user_roles')
+              .select('user_roles.user_id')
+              .whereRef('user_roles.user_id', '=', 'users.id')
+              .where((r) => r.or([r('user_roles.scope_org_id', '=', ''), r('user_roles.role', 'like', 'IAM\\_%')])),
+          ),
+        ),
+      );
+    }
+    for (const filter of query.filters) conditions.push(keyCondition(eb, filter));
+    return eb.and(conditions);
+  };
+}
+
+const SORT_COLUMNS = {
+  createdAt: sql.ref('machine_keys.created_at'),
+  id: sql.ref('machine_keys.id'),
+  userId: sql.ref('machine_keys.user_id'),
+  orgId: sql.ref('users.org_id'),
+  expiresAt: expiry(),
+} as const;
+
+/** One page of machine keys and how many match in all. */
+export async function listMachineKeysPage(db: DB, query: KeyQuery): Promise<{ rows: MachineKeyListRow[]; total: number }> {
+  const where = keyConditions(query);
+  const direction = query.page.asc ? sql`asc` : sql`desc`;
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('machine_keys')
+      .innerJoin('users', 'users.id', 'machine_keys.user_id')
+      .select(['machine_keys.id', 'machine_keys.user_id', 'users.org_id', 'machine_keys.created_at', 'machine_keys.expires_at'])
+      .where(where)
+      .orderBy(sql`${SORT_COLUMNS[query.sortBy]} ${direction}`)
+      .orderBy(sql`machine_keys.id ${direction}`)
+      .offset(query.page.offset)
+      .limit(query.page.limit)
+      .execute(),
+    db
+      .selectFrom('machine_keys')
+      .innerJoin('users', 'users.id', 'machine_keys.user_id')
+      .select((eb) => eb.fn.countAll<string>().as('total'))
+      .where(where)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export interface PasswordResetCodeValues {
+  code_hash: string;
+  salt: string;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** Stores the user's reset code, replacing any previous one (and its count of wrong tries). */
+export async function upsertPasswordResetCode(db: DB, userId: string, values: PasswordResetCodeValues): Promise<void> {
+  const row = { ...values, attempts: 0 };
+  await db
+    .insertInto('password_reset_codes')
+    .values({ user_id: userId, ...row })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet(row))
+    .execute();
+}
+
+export interface PendingPasswordResetCode {
+  code_hash: string;
+  salt: string;
+  expires_at: Date;
+  attempts: number;
+}
+
+/** The user's pending code, its row locked for the transaction. */
+export async function findPasswordResetCodeForUpdate(db: DB, userId: string): Promise<PendingPasswordResetCode | undefined> {
+  return db
+    .selectFrom('password_reset_codes')
+    .select(['code_hash', 'salt', 'expires_at', 'attempts'])
+    .where('user_id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function countPasswordResetAttempt(db: DB, userId: string): Promise<void> {
+  await db.updateTable('password_reset_codes').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('user_id', '=', userId).execute();
+}
+
+export async function deletePasswordResetCode(db: DB, userId: string): Promise<void> {
+  await db.deleteFrom('password_reset_codes').where('user_id', '=', userId).execute();
+}
