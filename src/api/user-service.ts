@@ -32,13 +32,13 @@ import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { isValidEmail } from '../domain/email-address.ts';
 import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/email-codes.ts';
-import { appendEvent, type ChangeDetails } from '../domain/events.ts';
+import { changeContactEmail, type EmailChange } from '../domain/contact-email.ts';
+import type { ChangeDetails } from '../domain/events.ts';
 import { accessTo, type UserAccess } from '../domain/permissions.ts';
 import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
 import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
-import { deleteEmailCode } from '../store/email-codes.ts';
-import { findContactUserForUpdate, listUserRoles, setUserEmail } from '../store/users.ts';
+import { findContactUserForUpdate, listUserRoles } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
 
@@ -125,30 +125,12 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
           throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
         checkReturnCode(user, how);
-        await setUserEmail(trx, user.id, address, verified, new Date());
-        await appendEvent(trx, {
-          instanceId: user.instanceId,
-          aggregateType: 'user',
-          aggregateId: user.id,
-          resourceOwner: user.orgId,
-          type: 'user.human.email.changed',
-          creator: creatorOf(principal),
-          payload: { email: address },
-        });
-        if (how === undefined) {
-          await deleteEmailCode(trx, user.id);
-          const details = await appendEvent(trx, {
-            instanceId: user.instanceId,
-            aggregateType: 'user',
-            aggregateId: user.id,
-            resourceOwner: user.orgId,
-            type: 'user.human.email.verified',
-            creator: creatorOf(principal),
-            payload: { email: address },
-          });
-          return { details } as { details: ChangeDetails; code?: string };
+        const change: EmailChange = how === undefined ? { address, verified: true } : { address, verified: false, delivery: how };
+        try {
+          return await changeContactEmail(trx, user, change, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
+        } catch (error) {
+          throw asIssueError(error);
         }
-        return issue(trx, { ...user, email: address }, how, creatorOf(principal));
       });
       gh.directory.clear();
       return { details: toDetails(result.details), ...(result.code !== undefined ? { verificationCode: result.code } : {}) };

@@ -1,22 +1,15 @@
 /**
  * `gatehouse machine-key create --user NAME`: a new RSA key pair for a machine user (SPEC §5, §9).
  * Only the public key is stored; the private key leaves once, in ZITADEL's key file layout
- * `{"type":"serviceaccount","keyId","key","userId"}`, with `key` a PKCS#1 "RSA PRIVATE KEY" PEM as
+ * `{"type":"serviceaccount","keyId","key","expirationDate","userId"}`, with `key` a PKCS#1 "RSA PRIVATE KEY" PEM as
  * ZITADEL writes it (its SDKs, @zitadel/node among them, read that form).
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { appendEvent } from '../domain/events.ts';
+import { addMachineKey, machineKeyFileOf, newRsaKeyPair, type MachineKeyFile } from '../domain/machine-credentials.ts';
 import { newId } from '../domain/ids.ts';
 import type { DB } from '../store/database.ts';
-import { findMachineUsersByName, insertMachineKey } from '../store/users.ts';
+import { findMachineUsersByName } from '../store/users.ts';
 
-export interface KeyFile {
-  type: 'serviceaccount';
-  keyId: string;
-  /** The private key, PEM (PKCS#1). */
-  key: string;
-  userId: string;
-}
+export type KeyFile = MachineKeyFile;
 
 export interface CreateMachineKeyOptions {
   userName: string;
@@ -32,28 +25,17 @@ export async function createMachineKey(db: DB, options: CreateMachineKeyOptions)
   if (options.expiresAt !== undefined && !(options.expiresAt.getTime() > Date.now())) {
     throw new MachineKeyError('the expiry of a new key must lie in the future');
   }
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-  });
+  const { publicPem, privatePem } = await newRsaKeyPair();
   const keyId = newId();
+  const expiresAt = options.expiresAt ?? null;
   const userId = await db.transaction().execute(async (trx) => {
     const users = await findMachineUsersByName(trx, options.userName);
     const [user] = users;
     if (!user) throw new MachineKeyError(`no machine user named "${options.userName}"`);
     if (users.length > 1) throw new MachineKeyError(`several machine users are named "${options.userName}"`);
-    await insertMachineKey(trx, { id: keyId, user_id: user.id, public_key: publicKey, expires_at: options.expiresAt ?? null });
-    await appendEvent(trx, {
-      instanceId: user.instance_id,
-      aggregateType: 'user',
-      aggregateId: user.id,
-      resourceOwner: user.org_id,
-      type: 'user.machine.key.added',
-      creator: 'cli',
-      payload: { keyId, expiresAt: options.expiresAt?.toISOString() ?? null },
-    });
+    const change = { instanceId: user.instance_id, orgId: user.org_id, userId: user.id, creator: 'cli' };
+    await addMachineKey(trx, change, { keyId, publicPem, expiresAt, generated: true });
     return user.id;
   });
-  return { type: 'serviceaccount', keyId, key: privateKey, userId };
+  return machineKeyFileOf({ keyId, privatePem, userId, expiresAt });
 }

@@ -56,15 +56,30 @@ export async function newRsaKeyPair(): Promise<{ publicPem: string; privatePem: 
   return { publicPem: publicKey, privatePem: privateKey };
 }
 
-/** ZITADEL's key file of a machine user (SPEC §5): what its SDKs read to sign JWT-profile assertions. */
-export function machineKeyFile(key: { keyId: string; privatePem: string; userId: string; expiresAt: Date | null }): string {
-  return JSON.stringify({
+/** ZITADEL's key file of a machine user (SPEC §5, §12): what its SDKs read to sign JWT-profile assertions. */
+export interface MachineKeyFile {
+  type: 'serviceaccount';
+  keyId: string;
+  /** The private key, PEM (PKCS#1). */
+  key: string;
+  /** RFC 3339; a key without expiry carries ZITADEL's "never" date. */
+  expirationDate: string;
+  userId: string;
+}
+
+export function machineKeyFileOf(key: { keyId: string; privatePem: string; userId: string; expiresAt: Date | null }): MachineKeyFile {
+  return {
     type: 'serviceaccount',
     keyId: key.keyId,
     key: key.privatePem,
     expirationDate: key.expiresAt === null ? NO_EXPIRY : key.expiresAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     userId: key.userId,
-  });
+  };
+}
+
+/** The key file as the API returns it. */
+export function machineKeyFile(key: { keyId: string; privatePem: string; userId: string; expiresAt: Date | null }): string {
+  return JSON.stringify(machineKeyFileOf(key));
 }
 
 export async function addMachineKey(trx: DB, change: MachineChange, key: { keyId: string; publicPem: string; expiresAt: Date | null; generated: boolean }): Promise<ChangeDetails> {

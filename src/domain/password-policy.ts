@@ -23,3 +23,18 @@ export const POLICY_RULES: readonly PolicyRule[] = RULES.map(([rule]) => rule);
 export function unmetRules(password: string): PolicyRule[] {
   return RULES.filter(([, met]) => !met(password)).map(([rule]) => rule);
 }
+
+const RULE_TEXT: Record<PolicyRule, string> = {
+  length: `at least ${PASSWORD_MIN_LENGTH} characters`,
+  upper: 'an uppercase letter',
+  lower: 'a lowercase letter',
+  digit: 'a digit',
+  symbol: 'a symbol',
+};
+
+/** Why a password is refused, in the API's words, or undefined when the policy accepts it. */
+export function passwordPolicyProblem(password: string): string | undefined {
+  if ([...password].length > PASSWORD_MAX_LENGTH) return `must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  const unmet = unmetRules(password);
+  return unmet.length === 0 ? undefined : `does not meet the password policy: it needs ${unmet.map((rule) => RULE_TEXT[rule]).join(', ')}`;
+}

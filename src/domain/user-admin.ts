@@ -48,7 +48,7 @@ import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import { idProblem, nameProblem } from './names.ts';
 import { OTP_WINDOW, otpStep } from './otp.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, unmetRules, type PolicyRule } from './password-policy.ts';
+import { passwordPolicyProblem } from './password-policy.ts';
 import { endUserAccess, type EndedAccess } from './user-lifecycle.ts';
 
 /** A value the rules refuse; `field` is the request's field path (`profile.givenName`). */
@@ -143,13 +143,6 @@ const PHONE = /^\+?[0-9][0-9 ()./-]{2,30}$/;
 const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,8}$/;
 const BASE32 = /^[A-Z2-7]{16,128}=*$/;
 const MAX_DESCRIPTION = 500;
-const RULE_TEXT: Record<PolicyRule, string> = {
-  length: `at least ${PASSWORD_MIN_LENGTH} characters`,
-  upper: 'an uppercase letter',
-  lower: 'a lowercase letter',
-  digit: 'a digit',
-  symbol: 'a symbol',
-};
 
 function check(field: string, problem: string | undefined): void {
   if (problem !== undefined) throw new UserInputError(field, problem);
@@ -190,9 +183,7 @@ function checkLanguage(field: string, value: string | undefined): string | null 
 
 /** The password policy, with what is missing spelled out. */
 export function checkPassword(field: string, password: string): void {
-  if ([...password].length > PASSWORD_MAX_LENGTH) throw new UserInputError(field, `must be at most ${PASSWORD_MAX_LENGTH} characters`);
-  const unmet = unmetRules(password);
-  if (unmet.length > 0) throw new UserInputError(field, `does not meet the password policy: it needs ${unmet.map((rule) => RULE_TEXT[rule]).join(', ')}`);
+  check(field, passwordPolicyProblem(password));
 }
 
 function checkTotpSecret(field: string, secret: string): string {
@@ -459,9 +450,13 @@ export async function changeHuman(
   return { details, ...(emailCode !== undefined ? { emailCode } : {}) };
 }
 
+/** Longest current password looked at; anything longer is wrong without hashing it. */
+const MAX_PROOF_LENGTH = 1024;
+
 /**
- * A user changing its own password proves it with the current one. A wrong one counts towards the
- * lockout like a wrong password at sign-in (lockout.ts); during a lockout nothing is checked.
+ * A user changing its own password proves it with the current one (SPEC 10.11): a wrong one counts
+ * towards the lockout unless the user is locked already (failures during a lock do not extend it),
+ * and the answer is the same either way; only the right password of a locked user learns of the lock.
  */
 export async function checkCurrentPassword(
   gh: Gatehouse,
@@ -470,11 +465,11 @@ export async function checkCurrentPassword(
   now = new Date(),
 ): Promise<{ kind: 'valid' } | { kind: 'invalid' } | { kind: 'locked'; until: Date }> {
   const lockedUntil = await currentLock(gh.db, user.id, now);
-  if (lockedUntil !== undefined) return { kind: 'locked', until: lockedUntil };
-  const right = user.password_hash !== null ? await verifySecret(user.password_hash, password) : await decoyVerify(password);
-  if (right) return { kind: 'valid' };
-  const refusal = await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
-  return refusal.kind === 'locked' ? refusal : { kind: 'invalid' };
+  const right =
+    password.length <= MAX_PROOF_LENGTH && user.password_hash !== null ? await verifySecret(user.password_hash, password) : await decoyVerify(password.slice(0, MAX_PROOF_LENGTH));
+  if (right) return lockedUntil === undefined ? { kind: 'valid' } : { kind: 'locked', until: lockedUntil };
+  if (lockedUntil === undefined) await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
+  return { kind: 'invalid' };
 }
 
 // ---- lifecycle ----

@@ -30,7 +30,8 @@ afterAll(async () => {
 describe('machine-key create', () => {
   it("writes ZITADEL's key file layout and stores only the public key", async () => {
     const keyFile = await createMachineKey(db, { userName: 'Reporter' });
-    expect(Object.keys(keyFile)).toEqual(['type', 'keyId', 'key', 'userId']);
+    expect(Object.keys(keyFile)).toEqual(['type', 'keyId', 'key', 'expirationDate', 'userId']);
+    expect(keyFile.expirationDate).toBe('9999-12-31T23:59:59Z'); // ZITADEL's "never"
     expect(keyFile).toMatchObject({ type: 'serviceaccount', userId: reporterId, keyId: expect.stringMatching(/^\d+$/) });
     expect(keyFile.key).toMatch(/^-----BEGIN RSA PRIVATE KEY-----\n[\s\S]+\n-----END RSA PRIVATE KEY-----\n$/);
 

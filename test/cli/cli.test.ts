@@ -91,7 +91,7 @@ describe('commands on the embedded database', () => {
     const printed = cli(['machine-key', 'create', '--user', 'reporter'], env);
     expect(printed.status).toBe(0);
     const keyFile = JSON.parse(printed.stdout) as Record<string, string>;
-    expect(Object.keys(keyFile)).toEqual(['type', 'keyId', 'key', 'userId']);
+    expect(Object.keys(keyFile)).toEqual(['type', 'keyId', 'key', 'expirationDate', 'userId']);
     expect(keyFile).toMatchObject({ type: 'serviceaccount', userId: IDS.reporter });
     expect(() => createPrivateKey(keyFile['key']!)).not.toThrow();
 

@@ -17,10 +17,10 @@ import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
 import { NotificationType } from '../../../gen/zitadel/user/v2/password_pb.js';
 import type { PasswordResetRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
-import { decoyVerify, hashSecret, verifySecret } from '../../domain/crypto.ts';
-import { countFailedAttempt, currentLock } from '../../domain/lockout.ts';
+import { hashSecret } from '../../domain/crypto.ts';
 import { issuePasswordResetCode, storePassword, useResetCode, type PasswordProof, type ResetDelivery } from '../../domain/password-reset.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, unmetRules, type PolicyRule } from '../../domain/password-policy.ts';
+import { passwordPolicyProblem } from '../../domain/password-policy.ts';
+import { checkCurrentPassword } from '../../domain/user-admin.ts';
 import { creatorOf } from '../../domain/principal.ts';
 import type { UserRow } from '../../store/schema.ts';
 import { findContactUserForUpdate, takeUserRowLock } from '../../store/users.ts';
@@ -35,40 +35,22 @@ type PasswordMethods = Pick<ServiceImpl<typeof UserService>, 'setPassword' | 'pa
 /** Longest current password or code looked at; anything longer is wrong without hashing it. */
 const MAX_PROOF_LENGTH = 1024;
 
-const RULE_TEXT: Record<PolicyRule, string> = {
-  length: `at least ${PASSWORD_MIN_LENGTH} characters`,
-  upper: 'an upper-case letter',
-  lower: 'a lower-case letter',
-  digit: 'a digit',
-  symbol: 'a symbol',
-};
 
 /** The new password against the policy. */
 function checkNewPassword(password: Password | undefined): string {
   if (password === undefined) throw fieldError('newPassword', 'is required');
-  if ([...password.password].length > PASSWORD_MAX_LENGTH) throw fieldError('newPassword.password', `must be at most ${PASSWORD_MAX_LENGTH} characters`);
-  const unmet = unmetRules(password.password);
-  if (unmet.length > 0) throw fieldError('newPassword.password', `does not meet the password policy: needs ${unmet.map((rule) => RULE_TEXT[rule]).join(', ')}`);
+  const problem = passwordPolicyProblem(password.password);
+  if (problem !== undefined) throw fieldError('newPassword.password', problem);
   // Gatehouse's login UI has no step that makes a user change its password.
   if (password.changeRequired) throw fieldError('newPassword.changeRequired', 'is not supported: the login UI never asks for a password change');
   return password.password;
 }
 
-/**
- * The user's current password (SPEC 10.11): a wrong one counts towards the lockout unless the user
- * is locked already (failures during a lock do not extend it) and answers alike either way; only
- * the right password of a locked user learns of the lock.
- */
-async function checkCurrentPassword(gh: Gatehouse, row: UserRow, given: string, now: Date): Promise<void> {
-  const lockedUntil = await currentLock(gh.db, row.id, now);
-  const matches =
-    given.length <= MAX_PROOF_LENGTH && row.password_hash !== null ? await verifySecret(row.password_hash, given) : await decoyVerify(given.slice(0, MAX_PROOF_LENGTH));
-  if (matches) {
-    if (lockedUntil !== undefined) throw lockedError(lockedUntil, now);
-    return;
-  }
-  if (lockedUntil === undefined) await countFailedAttempt(gh, { user: { id: row.id, orgId: row.org_id }, factor: 'password' }, now);
-  throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');
+/** The user's current password (SPEC 10.11, domain/user-admin.ts). */
+async function proveCurrentPassword(gh: Gatehouse, row: UserRow, given: string, now: Date): Promise<void> {
+  const check = await checkCurrentPassword(gh, row, given, now);
+  if (check.kind === 'locked') throw lockedError(check.until, now);
+  if (check.kind === 'invalid') throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');
 }
 
 /** How a reset code travels; a template's syntax is checked before the user is looked up. */
@@ -95,7 +77,7 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
       if (verification.case === undefined && target.access === 'self') {
         throw apiError(Code.PermissionDenied, 'USER-PasswordProof', 'changing your own password needs currentPassword or a verificationCode from PasswordReset');
       }
-      if (verification.case === 'currentPassword') await checkCurrentPassword(gh, target.row, verification.value, now);
+      if (verification.case === 'currentPassword') await proveCurrentPassword(gh, target.row, verification.value, now);
       const passwordHash = await hashSecret(password);
       const proof: PasswordProof = verification.case === 'currentPassword' ? 'current_password' : verification.case === 'verificationCode' ? 'reset_code' : 'administrator';
       const outcome = await gh.db.transaction().execute(async (trx) => {

@@ -45,6 +45,7 @@ import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
+import { lockedError } from './credentials-common.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
 import { emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
@@ -106,7 +107,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
     if (proof.case === 'verificationCode') throw invalidField('password.verificationCode', 'is not accepted here: set a password with a reset code through SetPassword');
     if (proof.case !== 'currentPassword' || proof.value === '') throw invalidField('password.currentPassword', 'is required to change your own password');
     const check = await checkCurrentPassword(gh, target.row, proof.value);
-    if (check.kind === 'locked') throw apiError(Code.FailedPrecondition, 'USER-LockedOut', 'the user is locked after too many failed attempts; try again later');
+    if (check.kind === 'locked') throw lockedError(check.until, new Date());
     if (check.kind === 'invalid') throw invalidField('password.currentPassword', 'is not the current password');
   }
 
