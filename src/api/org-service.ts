@@ -6,15 +6,18 @@
  * - Names are unique in the instance (case-insensitively), and so are primary domains, derived
  *   from the name (domain/organizations.ts); a taken one is AlreadyExists. `org_id` lets the caller
  *   choose the id.
- * - Admins are optional (SPEC §12). An admin named by `user_id` gets the listed organization roles
- *   (ORG_OWNER when none are listed) in the new organization; creating a new human as admin goes
- *   through AddHumanUser's rules.
+ * - Admins are optional (SPEC §12). An admin named by `user_id` (a user of any organization of
+ *   the instance), or a new human created in the organization by AddHumanUser's rules, gets the
+ *   listed organization roles (ORG_OWNER when none are listed) in the new organization; a new
+ *   admin's email code comes back in `createdAdmins` when the request asked for it (`returnCode`).
  * - Every organization is active: a state query for another state matches nothing.
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { AddOrganizationRequest_Admin } from '../../gen/zitadel/org/v2/org_service_pb.js';
+import { addHuman, prepareHuman, type PreparedHuman } from '../domain/user-admin.ts';
+import { addHumanInput, mapped } from './user-v2/user-input.ts';
 import type { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js';
 import { OrganizationState, type OrganizationSchema } from '../../gen/zitadel/org/v2/org_pb.js';
 import { OrganizationFieldName, type SearchQuery } from '../../gen/zitadel/org/v2/query_pb.js';
@@ -73,23 +76,38 @@ function toOrganization(row: OrgRow & { sequence: string | null }): MessageInitS
 }
 
 export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<typeof OrganizationService>> {
-  /** Gives an existing user of the instance organization roles in the new organization. */
-  async function addAdmin(trx: DB, principal: Principal, orgId: string, admin: AddOrganizationRequest_Admin, index: number): Promise<string> {
+  /**
+   * An admin of the new organization: an existing user of the instance (`userId`), or a new human
+   * user created in the organization with AddHumanUser's rules (`human`, prepared before the
+   * transaction). It gets the listed organization roles, ORG_OWNER when none are listed.
+   */
+  async function addAdmin(trx: DB, principal: Principal, orgId: string, admin: AddOrganizationRequest_Admin, index: number, human: PreparedHuman | undefined) {
     const field = `admins[${index}]`;
     const roles = admin.roles.length === 0 ? ['ORG_OWNER'] : [...new Set(admin.roles)];
     const refused = roles.find((role) => !ORG_ROLES.has(role));
     if (refused !== undefined) throw invalidArgument(`${field}.roles`, `"${refused}" is no organization role (ORG_OWNER, ORG_ADMIN_IMPERSONATOR)`);
-    if (admin.userType.case !== 'userId') throw invalidArgument(`${field}.human`, 'create the user with AddHumanUser, then name it by userId');
-    const user = await findUserById(trx, admin.userType.value);
-    if (user === undefined || user.instance_id !== gh.instanceId) throw apiError(Code.NotFound, 'USER-NotFound', `${field}.userId: user not found`);
-    const current = await listUserRoles(trx, user.id);
+    let userId: string;
+    let emailCode: string | undefined;
+    if (human !== undefined) {
+      const added = await mapped(() => addHuman(trx, { gh, creator: creatorOf(principal) }, orgId, human), `${field}.human.`);
+      userId = added.id;
+      emailCode = added.emailCode;
+    } else if (admin.userType.case === 'userId') {
+      const user = await findUserById(trx, admin.userType.value);
+      if (user === undefined || user.instance_id !== gh.instanceId) throw apiError(Code.NotFound, 'USER-NotFound', `${field}.userId: user not found`);
+      userId = user.id;
+    } else {
+      throw invalidArgument(field, 'needs userId or human');
+    }
+    const user = (await findUserById(trx, userId))!;
+    const current = await listUserRoles(trx, userId);
     const added = roles.filter((role) => !current.some((r) => r.role === role && r.scope_org_id === orgId));
-    await replaceUserRoles(trx, user.id, [...current, ...added.map((role) => ({ role, scope_org_id: orgId }))]);
+    await replaceUserRoles(trx, userId, [...current, ...added.map((role) => ({ role, scope_org_id: orgId }))]);
     await appendEvent(trx, {
-      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.org_id, type: 'user.roles.added',
+      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: userId, resourceOwner: user.org_id, type: 'user.roles.added',
       creator: creatorOf(principal), payload: { orgId, roles: added },
     });
-    return user.id;
+    return { userId, ...(emailCode !== undefined ? { emailCode } : {}) };
   }
 
   return {
@@ -105,6 +123,14 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
       }
       const domain = primaryDomainFor(name, gh.config.externalUrl);
       if (domain === undefined) throw invalidArgument('name', 'must contain a letter or digit (the primary domain is made from it)');
+      // New human admins are checked and their passwords hashed before the transaction.
+      const humans = await Promise.all(
+        req.admins.map(({ userType }, index) => {
+          if (userType.case !== 'human') return undefined;
+          const field = `admins[${index}].human.`;
+          return mapped(() => prepareHuman(addHumanInput(userType.value, field), field));
+        }),
+      );
       const result = await gh.db.transaction().execute(async (trx) => {
         if (req.orgId !== undefined && (await findOrg(trx, req.orgId)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-IdTaken', 'orgId: an organization has this id');
         if ((await findOrgByName(trx, gh.instanceId, name)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-NameTaken', 'name: an organization has this name');
@@ -118,15 +144,15 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
           instanceId: gh.instanceId, aggregateType: 'org', aggregateId: orgId, resourceOwner: orgId, type: 'org.added',
           creator: creatorOf(principal), payload: { name, domain },
         });
-        const admins: string[] = [];
-        for (const [index, admin] of req.admins.entries()) admins.push(await addAdmin(trx, principal, orgId, admin, index));
+        const admins: Array<{ userId: string; emailCode?: string }> = [];
+        for (const [index, admin] of req.admins.entries()) admins.push(await addAdmin(trx, principal, orgId, admin, index, humans[index]));
         return { orgId, details, admins, now };
       });
       if (result.admins.length > 0) gh.directory.clear();
       return {
         details: changeDetails(result.details, result.now),
         organizationId: result.orgId,
-        createdAdmins: result.admins.map((userId) => ({ userId })),
+        createdAdmins: result.admins,
       };
     },
 

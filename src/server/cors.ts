@@ -15,7 +15,8 @@ const ALLOW_HEADERS = [
   'grpc-timeout', 'x-grpc-web', 'x-user-agent',
 ].join(', ');
 const EXPOSE_HEADERS = ['grpc-status', 'grpc-message', 'grpc-status-details-bin', 'x-request-id', 'www-authenticate', 'retry-after'].join(', ');
-const ALLOW_METHODS = 'GET, POST, PUT, DELETE';
+// PATCH: the management API's UpdateApplication (PATCH /v2beta/applications/{id}).
+const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 
 export interface Cors {
   /** Answers a preflight (true), or adds the headers for an allowed cross-origin request (false). */

@@ -117,6 +117,57 @@ describe.each(transports(() => server))('over %s', (name, transport) => {
   });
 });
 
+describe('organization admins', () => {
+  it('a new human admin and an existing user become ORG_OWNERs of the new organization', async () => {
+    const orgs = createClient(OrganizationService, transports(() => server)[2]![1]());
+    const added = await orgs.addOrganization(
+      {
+        name: 'With Admins',
+        admins: [
+          {
+            userType: {
+              case: 'human',
+              value: {
+                username: 'founder',
+                profile: { givenName: 'Fay', familyName: 'Founder' },
+                email: { email: 'fay@admins.test', verification: { case: 'returnCode', value: {} } },
+                passwordType: { case: 'password', value: { password: 'Correct-Horse-9', changeRequired: false } },
+              },
+            },
+          },
+          { userType: { case: 'userId', value: MGMT.alice }, roles: ['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR'] },
+        ],
+      },
+      withToken(tokens.iamAdmin),
+    );
+    expect(added.createdAdmins).toHaveLength(2);
+    const [founder, alice] = added.createdAdmins;
+    expect(founder!.emailCode).toMatch(/^[A-Z0-9]{6,}$/);
+    expect(alice).toEqual(expect.objectContaining({ userId: MGMT.alice }));
+    const roles = await server.running.gh.db.selectFrom('user_roles').selectAll().where('scope_org_id', '=', added.organizationId).orderBy('role').execute();
+    expect(roles.map((r) => [r.user_id, r.role])).toEqual(
+      expect.arrayContaining([[founder!.userId, 'ORG_OWNER'], [MGMT.alice, 'ORG_OWNER'], [MGMT.alice, 'ORG_ADMIN_IMPERSONATOR']]),
+    );
+    const user = await server.running.gh.db.selectFrom('users').select(['org_id', 'user_name']).where('id', '=', founder!.userId).executeTakeFirstOrThrow();
+    expect(user).toEqual({ org_id: added.organizationId, user_name: 'founder' });
+  });
+
+  it('a bad admin changes nothing: no organization, no user', async () => {
+    const orgs = createClient(OrganizationService, transports(() => server)[2]![1]());
+    const weak = await failure(orgs.addOrganization({ name: 'Weak Admin', admins: [{ userType: { case: 'human', value: { username: 'weak', profile: { givenName: 'W', familyName: 'K' }, email: { email: 'weak@admins.test' }, passwordType: { case: 'password', value: { password: 'short', changeRequired: false } } } } }] }, withToken(tokens.iamAdmin)));
+    expect(weak.code).toBe(Code.InvalidArgument);
+    expect(weak.message.startsWith('admins[0].human.password')).toBe(true);
+    const role = await failure(orgs.addOrganization({ name: 'Wrong Role', admins: [{ userType: { case: 'userId', value: MGMT.alice }, roles: ['IAM_OWNER'] }] }, withToken(tokens.iamAdmin)));
+    expect(role.code).toBe(Code.InvalidArgument);
+    expect(role.message.startsWith('admins[0].roles')).toBe(true);
+    const listed = await orgs.listOrganizations({ queries: [{ query: { case: 'nameQuery', value: { name: 'W', method: TextQueryMethod.STARTS_WITH } } }] }, withToken(tokens.iamAdmin));
+    expect(listed.result.map((o) => o.name)).not.toEqual(expect.arrayContaining(['Weak Admin']));
+    expect(listed.result.map((o) => o.name)).not.toEqual(expect.arrayContaining(['Wrong Role']));
+    const weakUser = await server.running.gh.db.selectFrom('users').select('id').where('user_name', '=', 'weak').executeTakeFirst();
+    expect(weakUser).toBeUndefined();
+  });
+});
+
 describe('permissions', () => {
   it('only an IAM_OWNER adds organizations', async () => {
     const orgs = createClient(OrganizationService, transports(() => server)[2]![1]());

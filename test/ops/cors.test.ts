@@ -30,6 +30,12 @@ it.each(['/oauth/v2/token', '/oidc/v1/userinfo', '/v2/features/instance', '/zita
   },
 );
 
+it('allows every method of the REST routes, PATCH (UpdateApplication) among them', async () => {
+  const response = await preflight('/v2beta/applications/1', APP_ORIGIN, 'PATCH', 'authorization, content-type');
+  expect(response.status).toBe(204);
+  expect(response.headers.get('access-control-allow-methods')?.split(', ')).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+});
+
 it('refuses a preflight from an unknown origin (no CORS headers)', async () => {
   const response = await preflight('/oauth/v2/token', 'https://evil.example');
   expect(response.status).toBe(204);

@@ -14,8 +14,9 @@ import type { SetHumanEmail } from '../../../gen/zitadel/user/v2/email_pb.js';
 import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
 import type { SetHumanPhone } from '../../../gen/zitadel/user/v2/phone_pb.js';
 import { Gender, type SetHumanProfile } from '../../../gen/zitadel/user/v2/user_pb.js';
+import type { AddHumanUserRequest } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import { MailLimitReached } from '../../domain/email-codes.ts';
-import { UserExists, UserInputError, UserStateConflict, type EmailInput, type Gender as StoredGender, type PhoneInput, type ProfilePatch } from '../../domain/user-admin.ts';
+import { UserExists, UserInputError, UserStateConflict, type EmailInput, type Gender as StoredGender, type NewHuman, type PhoneInput, type ProfilePatch } from '../../domain/user-admin.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
 import { isUniqueViolation } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
@@ -117,4 +118,17 @@ export async function mapped<T>(work: () => Promise<T>, prefix = ''): Promise<T>
   } catch (error) {
     throw userApiError(error, prefix);
   }
+}
+
+/** What AddHumanUser asks for (also an organization's new admin, SPEC §12); `field` prefixes field names in errors. */
+export function addHumanInput(req: AddHumanUserRequest, field = ''): NewHuman {
+  return {
+    id: req.userId,
+    userName: req.username,
+    profile: profileInput(req.profile, `${field}profile`),
+    email: emailInput(req.email, `${field}email`),
+    phone: phoneInput(req.phone, `${field}phone`, { emptyIsNone: true }),
+    password: req.passwordType.case === 'password' ? passwordInput(req.passwordType.value, `${field}password`) : undefined,
+    totpSecret: req.totpSecret,
+  };
 }

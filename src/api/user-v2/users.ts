@@ -47,7 +47,7 @@ import { listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../man
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
 import { lockedError } from './credentials-common.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
-import { emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
+import { addHumanInput, emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
 
@@ -116,16 +116,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
       const orgId = await creationOrg(gh.db, principal, managed, req.organization?.org ?? { case: undefined });
-      const input = {
-        id: req.userId,
-        userName: req.username,
-        profile: profileInput(req.profile, 'profile'),
-        email: emailInput(req.email, 'email'),
-        phone: phoneInput(req.phone, 'phone', { emptyIsNone: true }),
-        password: req.passwordType.case === 'password' ? passwordInput(req.passwordType.value, 'password') : undefined,
-        totpSecret: req.totpSecret,
-      };
-      const prepared = await mapped(() => prepareHuman(input));
+      const prepared = await mapped(() => prepareHuman(addHumanInput(req)));
       const added = await mapped(() => gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared)));
       gh.directory.clear();
       return { userId: added.id, details: changeDetails(added.details, added.createdAt), ...(added.emailCode !== undefined ? { emailCode: added.emailCode } : {}) };
