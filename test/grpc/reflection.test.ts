@@ -52,8 +52,13 @@ describe('gRPC server reflection', () => {
       'grpc.health.v1.Health',
       'grpc.reflection.v1.ServerReflection',
       'grpc.reflection.v1alpha.ServerReflection',
+      'zitadel.app.v2beta.AppService',
       'zitadel.auth.v1.AuthService',
+      'zitadel.authorization.v2beta.AuthorizationService',
       'zitadel.feature.v2.FeatureService',
+      'zitadel.org.v2.OrganizationService',
+      'zitadel.project.v2beta.ProjectService',
+      'zitadel.user.v2.UserService',
       'zitadel.user.v3alpha.UserService',
     ]);
   });
