@@ -10,7 +10,7 @@
  * 10.2 (per user and per recipient address) and the rule for where links may lead.
  */
 import { randomBytes } from 'node:crypto';
-import { escapeHtml, mailLanguage, type MailContent } from '../mail/messages.ts';
+import { passwordResetMail } from '../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
 import {
   countPasswordResetAttempt,
@@ -139,49 +139,4 @@ export async function storePassword(
     creator,
     payload: { proof },
   });
-}
-
-const TEXTS = {
-  en: {
-    subject: 'Reset your password',
-    greeting: (name: string | undefined) => (name ? `Hello ${name},` : 'Hello,'),
-    intro: 'someone asked to reset the password of your account.',
-    codeLine: 'Your reset code:',
-    linkLine: 'Set a new password here:',
-    button: 'Set a new password',
-    validity: 'The code is valid for one hour. If you did not ask for it, you can ignore this message; your password stays as it is.',
-  },
-  de: {
-    subject: 'Setze dein Passwort zurück',
-    greeting: (name: string | undefined) => (name ? `Hallo ${name},` : 'Hallo,'),
-    intro: 'jemand hat angefragt, das Passwort deines Kontos zurückzusetzen.',
-    codeLine: 'Dein Code zum Zurücksetzen:',
-    linkLine: 'Hier setzt du ein neues Passwort:',
-    button: 'Neues Passwort setzen',
-    validity: 'Der Code ist eine Stunde lang gültig. Wenn du ihn nicht angefordert hast, kannst du diese Nachricht ignorieren; dein Passwort bleibt unverändert.',
-  },
-} as const;
-
-/** The mail with a password reset code, and a link when the caller gave a URL template. */
-export function passwordResetMail(input: { language: string | null | undefined; code: string; link: string | undefined; name?: string | null | undefined }): MailContent {
-  const t = TEXTS[mailLanguage(input.language)];
-  const name = input.name?.trim() || undefined;
-  const linkText = input.link === undefined ? [] : [t.linkLine, input.link, ''];
-  const text = [t.greeting(name), '', t.intro, '', `${t.codeLine} ${input.code}`, '', ...linkText, t.validity, ''].join('\n');
-  const linkHtml =
-    input.link === undefined
-      ? []
-      : [`<p><a href="${escapeHtml(input.link)}">${escapeHtml(t.button)}</a></p>`, `<p>${escapeHtml(t.linkLine)}<br>${escapeHtml(input.link)}</p>`];
-  const html = [
-    '<!DOCTYPE html>',
-    `<html><head><meta charset="utf-8"><title>${escapeHtml(t.subject)}</title></head><body>`,
-    `<p>${escapeHtml(t.greeting(name))}</p>`,
-    `<p>${escapeHtml(t.intro)}</p>`,
-    `<p>${escapeHtml(t.codeLine)} <strong style="font-family:monospace;font-size:1.4em">${escapeHtml(input.code)}</strong></p>`,
-    ...linkHtml,
-    `<p>${escapeHtml(t.validity)}</p>`,
-    '</body></html>',
-    '',
-  ].join('\n');
-  return { subject: t.subject, text, html };
 }
