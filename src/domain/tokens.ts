@@ -119,6 +119,9 @@ function coveringIds(claims: AccessTokenClaims): string[] {
   return ids;
 }
 
+/** Verified JWT access tokens kept at most (about 4 MB of tokens); the map empties itself when full. */
+const MAX_VERIFIED_JWTS = 4096;
+
 export class Tokens {
   readonly #db: DB;
   readonly #keys: KeyStore;
@@ -126,6 +129,13 @@ export class Tokens {
   readonly #writer: InsertBatcher<NewToken>;
   /** Revocations and stored tokens this process knows; see domain/revocation-cache.ts. */
   readonly revocations = new RevocationCache();
+  /**
+   * JWT access tokens whose signature and claims this process verified, by token: a resource server
+   * introspects the same token again and again, and the RSA verification was most of that work.
+   * A token is immutable, so its verification stands; what can change is checked on every use:
+   * expiry, whether its key is still published, and revocation.
+   */
+  readonly #verifiedJwts = new Map<string, { claims: AccessTokenClaims; kid: string }>();
 
   constructor(db: DB, keys: KeyStore, config: TokenConfig) {
     this.#db = db;
@@ -223,6 +233,21 @@ export class Tokens {
   }
 
   async #verifyJwt(token: string, now: number): Promise<AccessTokenClaims | undefined> {
+    let entry = this.#verifiedJwts.get(token);
+    if (entry === undefined) {
+      entry = this.#verifyJwtSignature(token, now);
+      if (entry === undefined) return undefined;
+      if (this.#verifiedJwts.size >= MAX_VERIFIED_JWTS) this.#verifiedJwts.clear();
+      this.#verifiedJwts.set(token, entry);
+    } else if (entry.claims.exp * 1000 <= now || this.#keys.verificationKey(entry.kid, new Date(now)) === undefined) {
+      this.#verifiedJwts.delete(token);
+      return undefined;
+    }
+    return (await this.revoked(coveringIds(entry.claims), now)) ? undefined : entry.claims;
+  }
+
+  /** Signature, header and claims of one of our JWT access tokens (no revocation check). */
+  #verifyJwtSignature(token: string, now: number): { claims: AccessTokenClaims; kid: string } | undefined {
     const verified = verifyOwnJwt(token, { typ: ACCESS_TOKEN_JWT_TYPE, issuer: this.#config.issuer, now }, (kid) =>
       this.#keys.verificationKey(kid, new Date(now)),
     );
@@ -244,7 +269,7 @@ export class Tokens {
       authTime: typeof payload['auth_time'] === 'number' ? new Date(payload['auth_time'] * 1000) : undefined,
       amr: Array.isArray(payload['amr']) ? payload['amr'].filter((m): m is string => typeof m === 'string') : undefined,
     };
-    return (await this.revoked(coveringIds(claims), now)) ? undefined : claims;
+    return { claims, kid: verified.header['kid'] as string };
   }
 
   /** Whether any of these token, grant or session ids has been revoked. */
