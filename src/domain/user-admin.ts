@@ -26,10 +26,8 @@ import type { Gatehouse } from '../context.ts';
 import type { DB } from '../store/database.ts';
 import { deleteEmailCode } from '../store/email-codes.ts';
 import { markOtpFactorReady, upsertUnverifiedOtpFactor } from '../store/otp-factors.ts';
-import type { UserRow, UsersTable, UserState } from '../store/schema.ts';
+import type { UserRow, UsersTable } from '../store/schema.ts';
 import {
-  clearFailedAttempts,
-  deleteUser,
   findMachineNamesake,
   findOrgUserByName,
   findUserById,
@@ -38,7 +36,6 @@ import {
   setUserEmail,
   updateUser,
   userNameTakenByOther,
-  type UserFilter,
 } from '../store/users.ts';
 import { decoyVerify, hashSecret, verifySecret } from './crypto.ts';
 import { countFailedAttempt, currentLock } from './lockout.ts';
@@ -49,7 +46,6 @@ import { newId } from './ids.ts';
 import { idProblem, nameProblem } from './names.ts';
 import { OTP_WINDOW, otpStep } from './otp.ts';
 import { passwordPolicyProblem } from './password-policy.ts';
-import { endUserAccess, type EndedAccess } from './user-lifecycle.ts';
 
 /** A value the rules refuse; `field` is the request's field path (`profile.givenName`). */
 export class UserInputError extends Error {
@@ -267,7 +263,8 @@ async function checkNewUser(trx: DB, orgId: string, id: string, userName: string
   if (await findOrgUserByName(trx, orgId, userName)) throw new UserExists('username', 'the user name is taken in this organization');
 }
 
-function event(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
+/** A `user` event of a change an administrator (or the user) made. */
+export function userEvent(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
   return { instanceId: ctx.gh.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
 }
 
@@ -285,15 +282,15 @@ export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human:
   await checkNewUser(trx, orgId, id, userName);
   await insertUser(trx, { ...newRow(ctx, orgId, id, 'human', userName, now), ...human.columns });
   const user = { id, orgId };
-  await appendEvent(trx, event(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
+  await appendEvent(trx, userEvent(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
   if (human.totpSecret !== undefined) {
     // Registered as verified: codes of the current time step's window are accepted from now on.
     await upsertUnverifiedOtpFactor(trx, id, ctx.gh.masterKey.encrypt(human.totpSecret), now);
     await markOtpFactorReady(trx, id, otpStep(now) - OTP_WINDOW - 1, now);
-    await appendEvent(trx, event(ctx, user, 'user.human.mfa.otp.added'));
-    await appendEvent(trx, event(ctx, user, 'user.human.mfa.otp.verified'));
+    await appendEvent(trx, userEvent(ctx, user, 'user.human.mfa.otp.added'));
+    await appendEvent(trx, userEvent(ctx, user, 'user.human.mfa.otp.verified'));
   }
-  if (human.columns.phone_verified === true) await appendEvent(trx, event(ctx, user, 'user.human.phone.verified'));
+  if (human.columns.phone_verified === true) await appendEvent(trx, userEvent(ctx, user, 'user.human.phone.verified'));
   // The email's verification (or its code) comes last: its event's details are the answer's.
   const issued = await emailVerification(trx, ctx, { ...user, row: human.columns }, email);
   return { id, createdAt: now, details: issued.details, ...(issued.code !== undefined ? { emailCode: issued.code } : {}) };
@@ -306,7 +303,7 @@ export async function addMachine(trx: DB, ctx: AdminContext, orgId: string, mach
   const namesake = await findMachineNamesake(trx, ctx.gh.instanceId, userName, id);
   if (namesake) throw new UserExists('username', 'the machine user name is taken in the instance (client_credentials names a machine by its user name alone)');
   await insertUser(trx, { ...newRow(ctx, orgId, id, 'machine', userName, now), display_name: machine.name, description: machine.description });
-  const details = await appendEvent(trx, event(ctx, { id, orgId }, 'user.machine.added', { userName, name: machine.name }));
+  const details = await appendEvent(trx, userEvent(ctx, { id, orgId }, 'user.machine.added', { userName, name: machine.name }));
   return { id, createdAt: now, details };
 }
 
@@ -319,7 +316,7 @@ async function emailVerification(
 ): Promise<{ details: ChangeDetails; code?: string }> {
   if (email.verification.kind === 'verified') {
     await deleteEmailCode(trx, user.id);
-    return { details: await appendEvent(trx, event(ctx, user, 'user.human.email.verified', { email: email.address })) };
+    return { details: await appendEvent(trx, userEvent(ctx, user, 'user.human.email.verified', { email: email.address })) };
   }
   const recipient = {
     id: user.id,
@@ -392,6 +389,13 @@ export async function prepareHumanChanges(changes: HumanChanges): Promise<Prepar
  * itself, so a new user name must be free in the whole instance (SPEC 10.12). Returns the last
  * event's details (undefined when nothing changed) and the email code for `return` delivery.
  */
+/** The user's row, locked for the change; the caller loaded it to check permissions, so it was deleted since if missing. */
+export async function lockedUser(trx: DB, userId: string): Promise<UserRow> {
+  const row = await findUserForUpdate(trx, userId);
+  if (row === undefined) throw new UserStateConflict('the user was deleted meanwhile');
+  return row;
+}
+
 export async function changeHuman(
   trx: DB,
   ctx: AdminContext,
@@ -405,7 +409,7 @@ export async function changeHuman(
   const user = { id: row.id, orgId: row.org_id };
   let details: ChangeDetails | undefined;
   const append = async (type: string, payload?: Record<string, unknown>) => {
-    details = await appendEvent(trx, event(ctx, user, type, payload));
+    details = await appendEvent(trx, userEvent(ctx, user, type, payload));
   };
 
   if (changes.userName !== undefined && changes.userName !== row.user_name) {
@@ -470,81 +474,4 @@ export async function checkCurrentPassword(
   if (right) return lockedUntil === undefined ? { kind: 'valid' } : { kind: 'locked', until: lockedUntil };
   if (lockedUntil === undefined) await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
   return { kind: 'invalid' };
-}
-
-// ---- lifecycle ----
-
-export type LifecycleAction = 'deactivate' | 'reactivate' | 'lock' | 'unlock';
-
-/** The state as the API reports it: a brute-force lockout in force counts as locked. */
-export function effectiveState(row: Pick<UserRow, 'state' | 'locked_until'>, now = new Date()): UserState {
-  if (row.state === 'active' && row.locked_until !== null && row.locked_until > now) return 'locked';
-  return row.state;
-}
-
-/** The filter for users whose effectiveState is `state`. */
-export function effectiveStateFilter(state: UserState, now = new Date()): UserFilter {
-  const lockedOut: UserFilter = { kind: 'lockedOut', at: now };
-  const active: UserFilter = { kind: 'state', state: 'active' };
-  if (state === 'active') return { kind: 'and', filters: [active, { kind: 'not', filter: lockedOut }] };
-  if (state === 'locked') return { kind: 'or', filters: [{ kind: 'state', state: 'locked' }, { kind: 'and', filters: [active, lockedOut] }] };
-  return { kind: 'state', state };
-}
-
-async function lockedUser(trx: DB, userId: string): Promise<UserRow> {
-  const row = await findUserForUpdate(trx, userId);
-  // The caller loaded the user to check permissions; it was deleted since.
-  if (row === undefined) throw new UserStateConflict('the user was deleted meanwhile');
-  return row;
-}
-
-/**
- * Moves the user along its lifecycle; FailedPrecondition (UserStateConflict) when its state does
- * not allow it. `ended`: what deactivating or locking ended, for afterAccessEnded after the commit.
- */
-export async function changeLifecycle(
-  trx: DB,
-  ctx: AdminContext,
-  userId: string,
-  action: LifecycleAction,
-  now = new Date(),
-): Promise<{ details: ChangeDetails; ended?: EndedAccess }> {
-  const row = await lockedUser(trx, userId);
-  const user = { id: row.id, orgId: row.org_id };
-  switch (action) {
-    case 'deactivate': {
-      if (row.state === 'inactive') throw new UserStateConflict('the user is already inactive');
-      await updateUser(trx, row.id, { state: 'inactive', changed_at: now });
-      const ended = await endUserAccess(trx, row.id, now);
-      return { details: await appendEvent(trx, event(ctx, user, 'user.deactivated')), ended };
-    }
-    case 'reactivate': {
-      if (row.state !== 'inactive') throw new UserStateConflict('the user is not inactive: only an inactive user can be reactivated');
-      await updateUser(trx, row.id, { state: 'active', changed_at: now });
-      return { details: await appendEvent(trx, event(ctx, user, 'user.reactivated')) };
-    }
-    case 'lock': {
-      if (row.state === 'locked') throw new UserStateConflict('the user is already locked');
-      if (row.state === 'inactive') throw new UserStateConflict('the user is inactive: only an active user can be locked');
-      await updateUser(trx, row.id, { state: 'locked', changed_at: now });
-      const ended = await endUserAccess(trx, row.id, now);
-      return { details: await appendEvent(trx, event(ctx, user, 'user.locked', { reason: 'administrator' })), ended };
-    }
-    case 'unlock': {
-      const lockedOut = row.locked_until !== null && row.locked_until > now;
-      if (row.state !== 'locked' && !lockedOut) throw new UserStateConflict('the user is not locked');
-      await clearFailedAttempts(trx, row.id);
-      if (row.state === 'locked') await updateUser(trx, row.id, { state: 'active', changed_at: now });
-      return { details: await appendEvent(trx, event(ctx, user, 'user.unlocked')) };
-    }
-  }
-}
-
-/** Deletes the user after ending its access; the event outlives it. */
-export async function removeUser(trx: DB, ctx: AdminContext, userId: string, now = new Date()): Promise<{ details: ChangeDetails; ended: EndedAccess }> {
-  const row = await lockedUser(trx, userId);
-  const ended = await endUserAccess(trx, row.id, now);
-  const details = await appendEvent(trx, event(ctx, { id: row.id, orgId: row.org_id }, 'user.removed', { userName: row.user_name }));
-  await deleteUser(trx, row.id);
-  return { details, ended };
 }

@@ -27,16 +27,14 @@ import {
   addHuman,
   addMachine,
   changeHuman,
-  changeLifecycle,
   checkCurrentPassword,
   prepareHuman,
   prepareHumanChanges,
   prepareMachine,
-  removeUser,
   type AdminContext,
   type HumanChanges,
-  type LifecycleAction,
 } from '../../domain/user-admin.ts';
+import { changeLifecycle, removeUser, type LifecycleAction } from '../../domain/user-states.ts';
 import { afterAccessEnded, type EndedAccess } from '../../domain/user-lifecycle.ts';
 import type { DB } from '../../store/database.ts';
 import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
