@@ -1,14 +1,14 @@
 /**
  * zitadel.user.v2.UserService (SPEC §12): the users' own records and lifecycle (user-v2/users.ts)
- * and their credentials (user-v2/credentials.ts). The passkey calls come with SPEC §11; until then
- * they answer Unimplemented.
+ * and their credentials (user-v2/credentials.ts), passkeys included (user-v2/passkeys.ts, SPEC §11).
  */
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { credentialMethods } from './user-v2/credentials.ts';
+import { passkeyMethods } from './user-v2/passkeys.ts';
 import { userMethods } from './user-v2/users.ts';
 
 export function createUserV2Service(gh: Gatehouse): Partial<ServiceImpl<typeof UserServiceV2>> {
-  return { ...userMethods(gh), ...credentialMethods(gh) };
+  return { ...userMethods(gh), ...credentialMethods(gh), ...passkeyMethods(gh) };
 }

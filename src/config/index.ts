@@ -65,6 +65,13 @@ export interface Config {
    * `false` hides the API's shape from anonymous callers (it is ZITADEL's public API either way).
    */
   grpcReflection: boolean;
+  /**
+   * GATEHOUSE_WEBAUTHN_RP_ID: the passkeys' relying party id (SPEC §11). Default: the host name of
+   * the external URL. It must be that host name or a domain it belongs to (`example.com` for
+   * `login.example.com`), so passkeys registered for the wider domain keep working when the login
+   * moves to another subdomain. Unset with an IP-address host: passkeys are disabled.
+   */
+  webauthnRpId: string | undefined;
 }
 
 /** Lifetimes in seconds (SPEC §6), each configurable as GATEHOUSE_<NAME>_SECONDS. */
@@ -98,6 +105,23 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+// A DNS name: dot-separated labels of letters, digits and inner dashes.
+const DOMAIN_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** GATEHOUSE_WEBAUTHN_RP_ID: a domain name the external URL's host is, or belongs to (WebAuthn §5.1.3). */
+function webauthnRpId(env: Env, externalHost: string): string | undefined {
+  const raw = text(env, 'GATEHOUSE_WEBAUTHN_RP_ID');
+  if (raw === undefined) return undefined;
+  const rpId = raw.toLowerCase();
+  if (!DOMAIN_NAME.test(rpId) || /^[\d.]+$/.test(rpId)) {
+    throw new ConfigError(`GATEHOUSE_WEBAUTHN_RP_ID must be a domain name (no scheme, port or IP address), got "${raw}"`);
+  }
+  if (externalHost !== rpId && !externalHost.endsWith(`.${rpId}`)) {
+    throw new ConfigError(`GATEHOUSE_WEBAUTHN_RP_ID must be the host of GATEHOUSE_EXTERNAL_URL (${externalHost}) or a domain it belongs to, got "${raw}"`);
+  }
+  return rpId;
 }
 
 function proxies(env: Env): TrustedProxies {
@@ -164,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
     trustedProxies: proxies(env),
     grpcReflection: boolean(env, 'GATEHOUSE_GRPC_REFLECTION', true),
+    webauthnRpId: webauthnRpId(env, parsed.hostname),
   };
 }
 

@@ -17,6 +17,10 @@ export const LOCKOUT_SECONDS = 15 * 60;
 
 export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date };
 
+/** The lock event's reason, and how the log names the failures, per factor. */
+const LOCK_REASONS = { password: 'failed_passwords', otp: 'failed_otp_codes', passkey: 'failed_passkeys' } as const;
+const FACTOR_WORDS = { password: 'passwords', otp: 'OTP codes', passkey: 'passkey sign-ins' } as const;
+
 /**
  * Counts a refused password or OTP code towards the user's lockout (LOCKOUT_THRESHOLD consecutive
  * failures lock for LOCKOUT_SECONDS): on the login UI's request when there is one, and on the user
@@ -24,7 +28,7 @@ export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date
  */
 export async function countFailedAttempt(
   gh: Gatehouse,
-  input: { requestId?: string | undefined; user: { id: string; orgId: string } | undefined; factor: 'password' | 'otp' },
+  input: { requestId?: string | undefined; user: { id: string; orgId: string } | undefined; factor: 'password' | 'otp' | 'passkey' },
   now = new Date(),
   /** The transaction that holds the user's row lock, when the caller checked the code under it. */
   db: DB = gh.db,
@@ -45,9 +49,9 @@ export async function countFailedAttempt(
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.locked',
-      payload: { reason: factor === 'password' ? 'failed_passwords' : 'failed_otp_codes', until: lockedUntil.toISOString() },
+      payload: { reason: LOCK_REASONS[factor], until: lockedUntil.toISOString() },
     });
-    gh.log.warn({ event: 'user.locked', userId: user.id, until: lockedUntil }, `user locked after repeated failed ${factor === 'password' ? 'passwords' : 'OTP codes'}`);
+    gh.log.warn({ event: 'user.locked', userId: user.id, until: lockedUntil }, `user locked after repeated failed ${FACTOR_WORDS[factor]}`);
     return { kind: 'locked', until: lockedUntil };
   }
   return { kind: 'invalid' };

@@ -115,3 +115,41 @@ const RESET_TEXTS = {
 export function passwordResetMail(input: { language: string | null | undefined; code: string; link: string | undefined; name?: string | null | undefined }): MailContent {
   return codeMail(RESET_TEXTS[mailLanguage(input.language)], input);
 }
+
+const PASSKEY_TEXTS = {
+  en: {
+    subject: 'Add a passkey to your account',
+    greeting: (name: string | undefined) => (name ? `Hello ${name},` : 'Hello,'),
+    intro: 'you can now add a passkey to your account: sign in with your fingerprint, face or device PIN instead of a password.',
+    linkLine: 'Add your passkey here:',
+    button: 'Add a passkey',
+    validity: 'The link is valid for one hour and works once. If you did not expect it, you can ignore this message.',
+  },
+  de: {
+    subject: 'Füge deinem Konto einen Passkey hinzu',
+    greeting: (name: string | undefined) => (name ? `Hallo ${name},` : 'Hallo,'),
+    intro: 'du kannst deinem Konto jetzt einen Passkey hinzufügen: Melde dich mit Fingerabdruck, Gesicht oder Geräte-PIN an statt mit einem Passwort.',
+    linkLine: 'Hier fügst du deinen Passkey hinzu:',
+    button: 'Passkey hinzufügen',
+    validity: 'Der Link ist eine Stunde lang gültig und funktioniert einmal. Wenn du ihn nicht erwartet hast, kannst du diese Nachricht ignorieren.',
+  },
+} as const;
+
+/** The mail with a passkey registration link (CreatePasskeyRegistrationLink): a link only, no code to type. */
+export function passkeyRegistrationMail(input: { language: string | null | undefined; link: string; name?: string | null | undefined }): MailContent {
+  const t = PASSKEY_TEXTS[mailLanguage(input.language)];
+  const name = input.name?.trim() || undefined;
+  const text = [t.greeting(name), '', t.intro, '', t.linkLine, input.link, '', t.validity, ''].join('\n');
+  const html = [
+    '<!DOCTYPE html>',
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(t.subject)}</title></head><body>`,
+    `<p>${escapeHtml(t.greeting(name))}</p>`,
+    `<p>${escapeHtml(t.intro)}</p>`,
+    `<p><a href="${escapeHtml(input.link)}">${escapeHtml(t.button)}</a></p>`,
+    `<p>${escapeHtml(t.linkLine)}<br>${escapeHtml(input.link)}</p>`,
+    `<p>${escapeHtml(t.validity)}</p>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+  return { subject: t.subject, text, html };
+}

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
+import { passkeyStatus } from '../domain/passkey-party.ts';
 import { createSmtpTransport } from '../mail/smtp.ts';
 import { startMailWorker, type MailWorker } from '../mail/worker.ts';
 import type { DB } from '../store/database.ts';
@@ -51,6 +52,10 @@ export async function startServer({ config, log = createLogger(config.logLevel),
 
   const url = `${config.tlsCert ? 'https' : 'http'}://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listener.port}`;
   log.info({ port: listener.port, issuer: config.externalUrl }, 'gatehouse is listening');
+  // SPEC §11: an IP-address host is no valid relying party id; say so once, at start.
+  const passkeys = passkeyStatus(config);
+  if (passkeys.enabled) log.info({ passkeys: true }, passkeys.message);
+  else log.warn({ passkeys: false }, passkeys.message);
   const mail = startMailWorker(gh, { transport: smtpTransport });
 
   return {

@@ -306,6 +306,56 @@ export interface PasswordResetCodesTable {
   attempts: Generated<number>;
 }
 
+/** Passkeys (2026_11_24_0011): WebAuthn credentials, pending until their registration is verified. */
+export interface PasskeysTable {
+  id: string;
+  instance_id: string;
+  user_id: string;
+  state: 'pending' | 'ready';
+  /** The relying party id the credential is bound to. */
+  rp_id: string;
+  /** base64url; null while pending. */
+  credential_id: string | null;
+  /** The COSE public key, base64url; null while pending. */
+  public_key: string | null;
+  /** The authenticator's signature counter (uint32); bigint, read as a string. */
+  sign_count: ColumnType<string, string | number | undefined, string | number>;
+  transports: TextArray;
+  name: Generated<string>;
+  possibly_cloned: Generated<boolean>;
+  /** Pending registrations: the challenge (base64url), its expiry, and who started it with a code. */
+  challenge: string | null;
+  expires_at: NullableTimestamp;
+  code_holder: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
+/** Challenges of passkey sign-ins (2026_11_24_0011): used once, short-lived. */
+export interface PasskeyChallengesTable {
+  id: string;
+  instance_id: string;
+  /** base64url */
+  challenge: string;
+  /** The user a sign-in is for, when the login name is known. */
+  user_id: string | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+/** Codes that let someone register a passkey for a user (2026_11_24_0011): one pending per user. */
+export interface PasskeyCodesTable {
+  user_id: string;
+  id: string;
+  /** sha256(salt + code), hex. */
+  code_hash: string;
+  salt: string;
+  expires_at: Timestamp;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+}
+
 /** Mail waiting for delivery (2026_11_22_0005); the delivery worker owns the columns after insert. */
 export interface OutboxTable {
   id: string;
@@ -346,6 +396,9 @@ export interface Database {
   email_codes: EmailCodesTable;
   password_reset_codes: PasswordResetCodesTable;
   outbox: OutboxTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
+  passkey_codes: PasskeyCodesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

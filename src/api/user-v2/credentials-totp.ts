@@ -16,6 +16,7 @@ import type { Gatehouse } from '../../context.ts';
 import { latestSequence } from '../../domain/events.ts';
 import { countFailedAttempt } from '../../domain/lockout.ts';
 import { addOtpFactor, hasReadyOtp, OTP_AMR, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../../domain/otp.ts';
+import { hasReadyPasskey } from '../../domain/passkeys.ts';
 import { creatorOf, type Principal } from '../../domain/principal.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
@@ -89,6 +90,9 @@ export function totpMethods(gh: Gatehouse): TotpMethods {
       const types: AuthenticationMethodType[] = [];
       if (target.row.kind === 'human') {
         if (target.row.password_hash !== null) types.push(AuthenticationMethodType.PASSWORD);
+        // Passkeys are bound to a relying party id; `domainQuery.domain` asks about one of them.
+        const domain = req.domainQuery?.domain.trim().toLowerCase() || undefined;
+        if (await hasReadyPasskey(gh.db, target.row.id, domain)) types.push(AuthenticationMethodType.PASSKEY);
         if (await hasReadyOtp(gh.db, target.row.id)) types.push(AuthenticationMethodType.TOTP);
       }
       return { details: listDetails(types.length, await latestSequence(gh.db)), authMethodTypes: types };
