@@ -8,7 +8,8 @@ import type { DB } from '../store/database.ts';
 import type { UserRow, UserState } from '../store/schema.ts';
 import { clearFailedAttempts, deleteUser, updateUser, type UserFilter } from '../store/users.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
-import { lockedUser, userEvent, UserStateConflict, type AdminContext } from './user-admin.ts';
+import { lockedUser, userEvent, type AdminContext } from './user-admin.ts';
+import { UserStateConflict } from './user-rules.ts';
 import { endUserAccess, type EndedAccess } from './user-lifecycle.ts';
 
 export type LifecycleAction = 'deactivate' | 'reactivate' | 'lock' | 'unlock';
