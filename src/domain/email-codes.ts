@@ -44,7 +44,7 @@ export class MailLimitReached extends Error {
     // One wording for both limits: telling which one was reached would tell a caller that someone
     // else had mail sent to an address lately (the per-recipient count spans every user).
     super(
-      `too many verification mails (at most ${CODE_MAILS_PER_USER.limit} an hour for a user, ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes to an address): try again in ${minutes} minute(s)`,
+      `too many code mails (at most ${CODE_MAILS_PER_USER.limit} an hour for a user, ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes to an address): try again in ${minutes} minute(s)`,
     );
     this.scope = scope;
     this.retryAfterSeconds = retryAfterSeconds;
@@ -140,8 +140,11 @@ async function verificationLink(db: DB, user: EmailCodeUser, code: string, templ
   return link;
 }
 
-/** SPEC 10.2: refuses (MailLimitReached) a code mail over the per-user or per-recipient limit. */
-async function checkMailLimits(db: DB, user: EmailCodeUser): Promise<void> {
+/**
+ * SPEC 10.2: refuses (MailLimitReached) a code mail over the per-user or per-recipient limit,
+ * counted over every code mail (verification, password reset, passkey registration alike).
+ */
+export async function checkMailLimits(db: DB, user: EmailCodeUser): Promise<void> {
   await lockRecipient(db, user.email);
   const limits: Array<[MailLimitReached['scope'], MailCount, { limit: number; windowSeconds: number }]> = [
     ['user', { userId: user.id }, CODE_MAILS_PER_USER],

@@ -16,10 +16,10 @@ import { parseUrlTemplate, renderUrlTemplate, TemplateError } from '../mail/temp
 import type { DB } from '../store/database.ts';
 import { countPasskeyCodeAttempt, deletePasskeyCode, findPasskeyCodeForUpdate, upsertPasskeyCode } from '../store/passkeys.ts';
 import { safeEqual, sha256 } from './crypto.ts';
-import { CODE_MAILS_PER_RECIPIENT, CODE_MAILS_PER_USER, MailLimitReached, mailLinkOrigins, type EmailCodeUser } from './email-codes.ts';
+import { checkMailLimits, mailLinkOrigins, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
-import { enqueueMail, lockRecipient, mailLimitReached } from './outbox.ts';
+import { enqueueMail } from './outbox.ts';
 
 export const PASSKEY_CODE_SECONDS = 3600;
 export const PASSKEY_CODE_MAX_ATTEMPTS = 5;
@@ -101,15 +101,6 @@ export async function issuePasskeyCode(
     payload: { codeId, delivery: delivery.kind },
   });
   return delivery.kind === 'return' ? { details, codeId, code } : { details, codeId };
-}
-
-/** SPEC 10.2: the limits of code mails, counted over every code mail of the user and the address. */
-async function checkMailLimits(trx: DB, user: EmailCodeUser): Promise<void> {
-  await lockRecipient(trx, user.email);
-  const perUser = await mailLimitReached(trx, { userId: user.id }, CODE_MAILS_PER_USER.limit, CODE_MAILS_PER_USER.windowSeconds);
-  if (perUser) throw new MailLimitReached('user', perUser.retryAfterSeconds);
-  const perRecipient = await mailLimitReached(trx, { recipient: user.email }, CODE_MAILS_PER_RECIPIENT.limit, CODE_MAILS_PER_RECIPIENT.windowSeconds);
-  if (perRecipient) throw new MailLimitReached('recipient', perRecipient.retryAfterSeconds);
 }
 
 /**

@@ -21,9 +21,9 @@ import {
 } from '../store/credentials.ts';
 import type { DB } from '../store/database.ts';
 import { safeEqual, sha256 } from './crypto.ts';
-import { CODE_MAILS_PER_RECIPIENT, CODE_MAILS_PER_USER, MailLimitReached, mailLinkOrigins, newEmailCode, type EmailCodeUser } from './email-codes.ts';
+import { checkMailLimits, mailLinkOrigins, newEmailCode, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
-import { enqueueMail, lockRecipient, mailLimitReached } from './outbox.ts';
+import { enqueueMail } from './outbox.ts';
 
 export const PASSWORD_CODE_SECONDS = 3600;
 export const PASSWORD_CODE_MAX_ATTEMPTS = 5;
@@ -81,15 +81,6 @@ async function resetLink(trx: DB, user: EmailCodeUser, code: string, template: s
     throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
   }
   return link;
-}
-
-/** SPEC 10.2: the limits of code mails, counted over every code mail (verification and reset alike). */
-async function checkMailLimits(trx: DB, user: EmailCodeUser): Promise<void> {
-  await lockRecipient(trx, user.email);
-  const perUser = await mailLimitReached(trx, { userId: user.id }, CODE_MAILS_PER_USER.limit, CODE_MAILS_PER_USER.windowSeconds);
-  if (perUser) throw new MailLimitReached('user', perUser.retryAfterSeconds);
-  const perRecipient = await mailLimitReached(trx, { recipient: user.email }, CODE_MAILS_PER_RECIPIENT.limit, CODE_MAILS_PER_RECIPIENT.windowSeconds);
-  if (perRecipient) throw new MailLimitReached('recipient', perRecipient.retryAfterSeconds);
 }
 
 export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';

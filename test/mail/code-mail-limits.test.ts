@@ -98,7 +98,7 @@ describe('code mails to one address', () => {
     const refused = await resend(USERS.trudy, tokens.trudy);
     expect(refused.status).toBe(429);
     expect(refused.json).toMatchObject({ code: Code.ResourceExhausted, details: [{ id: 'EMAIL-TooManyMails' }] });
-    expect(String(refused.json['message'])).toMatch(/^too many verification mails \(at most 5 an hour for a user, 3 in 10 minutes to an address\): try again in (10|9) minute\(s\)$/);
+    expect(String(refused.json['message'])).toMatch(/^too many code mails \(at most 5 an hour for a user, 3 in 10 minutes to an address\): try again in (10|9) minute\(s\)$/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(500);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(600);
     // over gRPC too
@@ -145,7 +145,7 @@ describe('code mails for one user', () => {
     const { code } = await mailTo(last, 1);
     const refused = await setEmail(USERS.mallory, tokens.mallory, 'mallory.next@acme.test');
     expect(refused.status).toBe(429);
-    expect(String(refused.json['message'])).toMatch(/^too many verification mails \(at most 5 an hour for a user, 3 in 10 minutes to an address\): try again in \d+ minute\(s\)$/);
+    expect(String(refused.json['message'])).toMatch(/^too many code mails \(at most 5 an hour for a user, 3 in 10 minutes to an address\): try again in \d+ minute\(s\)$/);
     expect(await outboxRows('mallory.next@acme.test')).toHaveLength(0);
     expect((await verify(USERS.mallory, tokens.mallory, code)).status).toBe(200);
     const row = await db.selectFrom('users').select(['email', 'email_verified']).where('id', '=', USERS.mallory).executeTakeFirstOrThrow();
