@@ -212,8 +212,9 @@ export async function checkOtpCode<R>(
 
 /**
  * Whether a browser session still proves what the user's account now requires: a session from before
- * the user added an authenticator app (amr without otp) cannot answer for that user any more.
+ * the user added an authenticator app (amr without otp) cannot answer for that user any more. A
+ * passkey sign-in (amr mfa: possession and user verification) satisfies it too (SPEC §11).
  */
 export async function sessionMeetsFactors(db: DB, session: { userId: string; amr: readonly string[] }): Promise<boolean> {
-  return session.amr.includes(OTP_AMR) || !(await hasReadyOtp(db, session.userId));
+  return session.amr.includes(OTP_AMR) || session.amr.includes('mfa') || !(await hasReadyOtp(db, session.userId));
 }

@@ -34,6 +34,31 @@ export interface Messages extends PageTexts {
   otpIntro: string;
   otpCode: string;
   invalidOtp: string;
+  // passkeys (SPEC §11)
+  passkeySignIn: string;
+  passkeyTitle: string;
+  passkeyIntro: string;
+  usePassword: string;
+  /** The one answer to every refused passkey (SPEC §12 settled details). */
+  passkeyRefused: string;
+  // the self-service page /ui/login/passkeys
+  passkeysTitle: string;
+  passkeysIntro: string;
+  passkeysSignedInAs: string;
+  passkeysNone: string;
+  passkeysChooseAccount: string;
+  passkeysOtherAccount: string;
+  passkeyName: string;
+  passkeyNameHint: string;
+  passkeyCreated: string;
+  passkeyLastUsed: string;
+  passkeyNeverUsed: string;
+  passkeyAdd: string;
+  passkeyRemove: string;
+  passkeyAddFailed: string;
+  passkeyLastMethod: string;
+  passkeysReauth: string;
+  signInAgain: string;
   // account selection
   accountsTitle: string;
   accountsIntro: string;
@@ -100,6 +125,28 @@ const en: Messages = {
   otpIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
   otpCode: 'One-time code',
   invalidOtp: 'The code is incorrect or has expired.',
+  passkeySignIn: 'Sign in with a passkey',
+  passkeyTitle: 'Use your passkey',
+  passkeyIntro: 'Sign in with the passkey saved on this device or on your security key.',
+  usePassword: 'Use password instead',
+  passkeyRefused: 'Signing in with a passkey did not work. Try again, or sign in another way.',
+  passkeysTitle: 'Your passkeys',
+  passkeysIntro: "Passkeys let you sign in without a password, with your device's screen lock or a security key.",
+  passkeysSignedInAs: 'Signed in as',
+  passkeysNone: 'You have no passkeys yet.',
+  passkeysChooseAccount: 'Choose the account whose passkeys you want to manage.',
+  passkeysOtherAccount: 'Choose another account',
+  passkeyName: 'Name of the new passkey',
+  passkeyNameHint: 'For example the device or key it is on.',
+  passkeyCreated: 'Created',
+  passkeyLastUsed: 'Last used',
+  passkeyNeverUsed: 'never',
+  passkeyAdd: 'Add a passkey',
+  passkeyRemove: 'Remove passkey',
+  passkeyAddFailed: 'The passkey could not be added. Please try again.',
+  passkeyLastMethod: 'This passkey is your only way to sign in. Add another passkey before removing it.',
+  passkeysReauth: 'To add or remove passkeys, sign in again: your last sign-in was more than 10 minutes ago.',
+  signInAgain: 'Sign in again',
   accountsTitle: 'Choose an account',
   accountsIntro: 'Continue as one of the accounts signed in on this device, or use another one.',
   sessionGone: 'That account is no longer signed in. Please choose again.',
@@ -167,6 +214,28 @@ const de: Messages = {
   otpIntro: 'Öffnen Sie Ihre Authenticator-App und geben Sie den 6-stelligen Code ein, den sie für dieses Konto anzeigt.',
   otpCode: 'Einmalcode',
   invalidOtp: 'Der Code ist falsch oder abgelaufen.',
+  passkeySignIn: 'Mit Passkey anmelden',
+  passkeyTitle: 'Passkey verwenden',
+  passkeyIntro: 'Melden Sie sich mit dem Passkey auf diesem Gerät oder auf Ihrem Sicherheitsschlüssel an.',
+  usePassword: 'Stattdessen Passwort verwenden',
+  passkeyRefused: 'Die Anmeldung mit dem Passkey hat nicht geklappt. Versuchen Sie es erneut oder melden Sie sich anders an.',
+  passkeysTitle: 'Ihre Passkeys',
+  passkeysIntro: 'Mit Passkeys melden Sie sich ohne Passwort an, mit der Displaysperre Ihres Geräts oder einem Sicherheitsschlüssel.',
+  passkeysSignedInAs: 'Angemeldet als',
+  passkeysNone: 'Sie haben noch keine Passkeys.',
+  passkeysChooseAccount: 'Wählen Sie das Konto, dessen Passkeys Sie verwalten möchten.',
+  passkeysOtherAccount: 'Anderes Konto wählen',
+  passkeyName: 'Name des neuen Passkeys',
+  passkeyNameHint: 'Zum Beispiel das Gerät oder der Schlüssel, auf dem er liegt.',
+  passkeyCreated: 'Erstellt',
+  passkeyLastUsed: 'Zuletzt verwendet',
+  passkeyNeverUsed: 'nie',
+  passkeyAdd: 'Passkey hinzufügen',
+  passkeyRemove: 'Passkey entfernen',
+  passkeyAddFailed: 'Der Passkey konnte nicht hinzugefügt werden. Bitte versuchen Sie es erneut.',
+  passkeyLastMethod: 'Dieser Passkey ist Ihre einzige Anmeldemöglichkeit. Fügen Sie einen weiteren hinzu, bevor Sie ihn entfernen.',
+  passkeysReauth: 'Um Passkeys hinzuzufügen oder zu entfernen, melden Sie sich erneut an: Ihre letzte Anmeldung ist mehr als 10 Minuten her.',
+  signInAgain: 'Erneut anmelden',
   accountsTitle: 'Konto auswählen',
   accountsIntro: 'Fahren Sie mit einem auf diesem Gerät angemeldeten Konto fort oder verwenden Sie ein anderes.',
   sessionGone: 'Dieses Konto ist nicht mehr angemeldet. Bitte wählen Sie erneut.',

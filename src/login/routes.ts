@@ -11,10 +11,13 @@ import { RetryLater, toOAuthError } from '../http/errors.ts';
 import { negotiateLocale } from '../http/locale.ts';
 import { serveStylesheet } from '../http/stylesheet.ts';
 import { messagesFor } from './messages.ts';
+import { servePasskeyScript } from './passkey-page.ts';
 import { accountsStep } from './steps/accounts.ts';
 import { loggedOutStep } from './steps/logged-out.ts';
 import { loginNameStep } from './steps/login-name.ts';
 import { otpStep } from './steps/otp.ts';
+import { passkeyStep } from './steps/passkey.ts';
+import { passkeysPage } from './steps/passkeys-page.ts';
 import { passwordStep } from './steps/password.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
@@ -44,6 +47,20 @@ export function loginRouter(gh: Gatehouse): express.Router {
     router.post(`/${name}`, step.submit);
     router.all(`/${name}`, notAllowed('GET, POST'));
   }
+  // SPEC §11: the passkey-first step and the assertion (GET, POST), the script's challenge (POST).
+  const passkey = passkeyStep(gh);
+  router.get('/passkey', passkey.show);
+  router.post('/passkey', passkey.submit);
+  router.all('/passkey', notAllowed('GET, POST'));
+  router.post('/passkey/options', passkey.options);
+  router.all('/passkey/options', notAllowed('POST'));
+  // The self-service page of the browser's signed-in user (no authRequestID).
+  const passkeys = passkeysPage(gh);
+  router.get('/passkeys', passkeys.show);
+  router.post('/passkeys', passkeys.submit);
+  router.all('/passkeys', notAllowed('GET, POST'));
+  router.post('/passkeys/options', passkeys.options);
+  router.all('/passkeys/options', notAllowed('POST'));
   router.get('/logged-out', loggedOutStep);
   router.all('/logged-out', notAllowed('GET'));
   // Not part of a sign-in: the target of the link in a code mail (no authRequestID).
@@ -56,6 +73,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.post('/logout', (req, res, next) => void logout.submit(req, res).catch(next));
   router.all('/logout', notAllowed('GET, POST'));
   router.get('/assets/gatehouse.css', serveStylesheet);
+  router.get('/assets/passkey.js', servePasskeyScript);
 
   router.use((req: Request, res: Response) => {
     const m = messagesFor(negotiateLocale([], req.headers['accept-language']));

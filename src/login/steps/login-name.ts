@@ -1,7 +1,9 @@
 /**
  * Step 1, the login name (SPEC §7): prefilled from login_hint (or the id_token_hint's user). Any
  * name continues to the password step, known or not, and the request remembers it as typed, so
- * nothing tells an unknown name from a known one (no enumeration).
+ * nothing tells an unknown name from a known one (no enumeration). The one exception, accepted by
+ * SPEC §11: a user with a passkey goes to the passkey-first step. When passkeys are enabled the page
+ * also has the username-less "Sign in with a passkey" button (login/passkey-page.ts).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -9,10 +11,14 @@ import { activeSessions } from '../../domain/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
+import { relyingParty } from '../../domain/passkey-party.ts';
+import { hasReadyPasskey } from '../../domain/passkeys.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
 import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
+import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../registration.ts';
+import { goToPasskeyStep } from './passkey.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
 const MAX_LOGIN_NAME = 360;
@@ -24,38 +30,47 @@ async function prefill(gh: Gatehouse, step: Step): Promise<string> {
   return user?.kind === 'human' ? user.loginName : '';
 }
 
-async function render(gh: Gatehouse, res: Response, step: Step, status: number, value: string, error?: string): Promise<void> {
+/** The login name page; `problem` is a field error, or an alert of its own (a refused passkey). */
+export async function renderLoginName(gh: Gatehouse, res: Response, step: Step, status: number, value: string, problem: { field?: string; alert?: string } = {}): Promise<void> {
   const { m, request } = step;
+  const error = problem.field;
   const signedIn = (await activeSessions(gh.db, gh.instanceId, request.browser)).length > 0;
   const canRegister = (await registrationOrg(gh)) !== undefined; // SPEC 10.12
+  const passkeys = passkeysEnabled(gh);
   const body = html`<p>${m.loginIntro}</p>
 <form method="post" action="${stepAction('login')}">
 ${stepFields(step)}
 ${field({ name: 'loginName', label: m.loginName, value, autocomplete: 'username', hint: m.loginNameHint, error, autofocus: true, maxLength: MAX_LOGIN_NAME, verbatim: true })}
 ${button(m.next)}
 </form>
+${passkeys ? passkeyForm(step, 'login') : ''}
 <nav class="links">
 ${signedIn ? link(stepPath('accounts', request.id), m.chooseSignedIn) : ''}
 ${canRegister ? link(stepPath('register', request.id), m.createAccount) : ''}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.loginTitle, alert: error ? m.fixFields : undefined, body }));
+  const shown = page({ m, title: m.loginTitle, alert: problem.alert ?? (error ? m.fixFields : undefined), body });
+  if (passkeys) sendPasskeyStep(res, step, status, shown);
+  else sendStep(res, step, status, shown);
 }
 
 export function loginNameStep(gh: Gatehouse) {
   return {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
-      if (step) await render(gh, res, step, 200, await prefill(gh, step));
+      if (step) await renderLoginName(gh, res, step, 200, await prefill(gh, step));
     },
 
     async submit(req: Request, res: Response): Promise<void> {
       const step = await submitStep(gh, req, res);
       if (!step) return;
       const loginName = (step.form.get('loginName') ?? '').trim();
-      if (loginName === '') return render(gh, res, step, 400, '', step.m.required);
-      if ([...loginName].length > MAX_LOGIN_NAME) return render(gh, res, step, 400, loginName, step.m.tooLong);
+      if (loginName === '') return renderLoginName(gh, res, step, 400, '', { field: step.m.required });
+      if ([...loginName].length > MAX_LOGIN_NAME) return renderLoginName(gh, res, step, 400, loginName, { field: step.m.tooLong });
       const userId = await findHumanByLoginName(gh.db, gh.instanceId, loginName);
       await rememberLoginName(gh.db, step.request.id, loginName, userId ?? null);
+      // SPEC §11: a user with a passkey is offered it first (this tells that the name has one; accepted).
+      const party = relyingParty(gh.config);
+      if (userId !== undefined && party.enabled && (await hasReadyPasskey(gh.db, userId, party.id))) return goToPasskeyStep(gh, res, step.request.id);
       goToStep(gh, res, 'password', step.request.id);
     },
   };

@@ -1,0 +1,143 @@
+// Gatehouse's passkey ceremonies (SPEC §11), served as a file because the pages allow no inline script.
+// Each form.passkey (sign-in) and form.passkey-add (the self-service page) stays hidden unless the
+// browser offers WebAuthn. Its button asks the server for options (a POST of the form's hidden fields,
+// with its CSRF token), lets the browser ask the authenticator (navigator.credentials.get or
+// create), and submits the result with the form: the server answers with the next page (the client's
+// callback, or the same page with its message when refused).
+'use strict';
+
+(function () {
+  function toBytes(base64url) {
+    var base64 = base64url.replace(/-/g, '+').replace(/_/g, '/');
+    var binary = atob(base64 + '==='.slice((base64.length + 3) % 4));
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes.buffer;
+  }
+
+  function toBase64url(buffer) {
+    var bytes = new Uint8Array(buffer);
+    var binary = '';
+    for (var i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+
+  // The server's options in WebAuthn's JSON form, with the binary members as ArrayBuffers.
+  function requestOptions(json) {
+    var options = Object.assign({}, json, { challenge: toBytes(json.challenge) });
+    if (json.allowCredentials) {
+      options.allowCredentials = json.allowCredentials.map(function (c) {
+        return Object.assign({}, c, { id: toBytes(c.id) });
+      });
+    }
+    return options;
+  }
+
+  // The assertion as PublicKeyCredential.toJSON() gives it (what the server verifies).
+  function assertionJson(credential) {
+    var r = credential.response;
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      response: {
+        clientDataJSON: toBase64url(r.clientDataJSON),
+        authenticatorData: toBase64url(r.authenticatorData),
+        signature: toBase64url(r.signature),
+        userHandle: r.userHandle ? toBase64url(r.userHandle) : undefined,
+      },
+    };
+  }
+
+  function creationOptions(json) {
+    var options = Object.assign({}, json, {
+      challenge: toBytes(json.challenge),
+      user: Object.assign({}, json.user, { id: toBytes(json.user.id) }),
+    });
+    if (json.excludeCredentials) {
+      options.excludeCredentials = json.excludeCredentials.map(function (c) {
+        return Object.assign({}, c, { id: toBytes(c.id) });
+      });
+    }
+    return options;
+  }
+
+  // The new credential as PublicKeyCredential.toJSON() gives it.
+  function attestationJson(credential) {
+    var r = credential.response;
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      response: {
+        clientDataJSON: toBase64url(r.clientDataJSON),
+        attestationObject: toBase64url(r.attestationObject),
+        transports: r.getTransports ? r.getTransports() : undefined,
+      },
+    };
+  }
+
+  function showMessage(text) {
+    var alert = document.querySelector('.alert');
+    if (!alert) return;
+    var p = document.createElement('p');
+    p.textContent = text;
+    alert.replaceChildren(p);
+  }
+
+  // The form's fields except the ones the ceremony fills: what the options endpoint needs.
+  async function fetchOptions(form) {
+    var body = new URLSearchParams();
+    Array.prototype.forEach.call(form.elements, function (element) {
+      if (element.name && element.name !== 'credential') body.set(element.name, element.value);
+    });
+    var reply = await fetch(form.getAttribute('data-options'), { method: 'POST', body: body, credentials: 'same-origin' });
+    if (!reply.ok) throw new Error('no options');
+    return reply.json();
+  }
+
+  async function signIn(form, button) {
+    var started = await fetchOptions(form);
+    var credential = await navigator.credentials.get({ publicKey: requestOptions(started.options) });
+    if (!credential) throw new Error('no credential');
+    form.elements.namedItem('challengeId').value = started.challengeId;
+    form.elements.namedItem('credential').value = JSON.stringify(assertionJson(credential));
+    form.submit();
+  }
+
+  async function register(form) {
+    var started = await fetchOptions(form);
+    var credential = await navigator.credentials.create({ publicKey: creationOptions(started.options) });
+    if (!credential) throw new Error('no credential');
+    form.elements.namedItem('passkeyId').value = started.passkeyId;
+    form.elements.namedItem('credential').value = JSON.stringify(attestationJson(credential));
+    form.submit();
+  }
+
+  function wire(selector, ceremony, messageAttribute) {
+    document.querySelectorAll(selector).forEach(function (form) {
+      var button = form.querySelector('button');
+      if (!button) return;
+      form.hidden = false;
+      button.addEventListener('click', async function () {
+        if (!form.reportValidity()) return;
+        button.disabled = true;
+        try {
+          await ceremony(form);
+        } catch (error) {
+          // Cancelled, no passkey, or no options: the same message as a refusal by the server.
+          showMessage(form.getAttribute(messageAttribute));
+          button.disabled = false;
+        }
+      });
+    });
+  }
+
+  if (!window.PublicKeyCredential || !navigator.credentials) return;
+  wire('form.passkey', signIn, 'data-refused');
+  wire('form.passkey-add', register, 'data-failed');
+})();

@@ -1,0 +1,262 @@
+/**
+ * The self-service page /ui/login/passkeys (SPEC §11): the passkeys of the browser's signed-in user.
+ *
+ * - No signed-in user (or not the one `?userID=` names): a sign-in first. The page opens a request of its own (no client; its
+ *   redirect URI is this page) and sends the browser to the login name step; once signed in, the
+ *   browser comes back here (see startSignIn).
+ * - Several signed-in users: the page asks which one (`?userID=` names it).
+ * - Listing needs a session; adding and removing need a sign-in within the last 10 minutes, else the
+ *   page offers "Sign in again" (a sign-in with prompt=login for that user).
+ * - Adding: the script asks POST /ui/login/passkeys/options for the options (a pending
+ *   registration), lets the browser create the credential and posts it here with its name.
+ */
+import type { Request, Response } from 'express';
+import type { Gatehouse } from '../../context.ts';
+import { createAuthRequest } from '../../domain/auth-requests.ts';
+import { relyingParty } from '../../domain/passkey-party.ts';
+import { finishPasskeyRegistration, startPasskeyRegistration } from '../../domain/passkey-registration.ts';
+import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyInfo, type PasskeyUser } from '../../domain/passkeys.ts';
+import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { browserHashOf, browserOf } from '../../http/browser.ts';
+import { showErrorPage } from '../../http/error-page.ts';
+import { parseParams, readForm } from '../../http/form.ts';
+import { html, type Html } from '../../http/html.ts';
+import { negotiateLocale } from '../../http/locale.ts';
+import { LOGIN_UI_PATH } from '../../http/paths.ts';
+import { page } from '../../http/page.ts';
+import { securityHeaders, seeOther } from '../../http/respond.ts';
+import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
+import { REQUEST_PARAM } from '../flow.ts';
+import { field, link } from '../layout.ts';
+import { messagesFor, type Messages } from '../messages.ts';
+import { passkeyScript, sendScriptedPage } from '../passkey-page.ts';
+
+export const PASSKEYS_PAGE_PATH = `${LOGIN_UI_PATH}/passkeys`;
+const OPTIONS_PATH = `${PASSKEYS_PAGE_PATH}/options`;
+/** SPEC §11: adding or removing a passkey needs a sign-in this recent. */
+const FRESH_MS = 10 * 60_000;
+/** As the API's passkeyName (1–200 characters). */
+const MAX_NAME = 200;
+
+interface Account {
+  session: UserSession;
+  user: PasskeyUser;
+}
+
+interface Context {
+  m: Messages;
+  locales: string[];
+  accounts: Account[];
+}
+
+function queryOf(req: Request): Map<string, string> {
+  const q = req.originalUrl.indexOf('?');
+  return parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+}
+
+/** The browser's signed-in, active human users, most recently used first. */
+async function accountsOf(gh: Gatehouse, req: Request): Promise<Account[]> {
+  const browser = browserHashOf(gh, req);
+  if (browser === undefined) return [];
+  const accounts: Account[] = [];
+  for (const session of await activeSessions(gh.db, gh.instanceId, browser)) {
+    const user = await loadPasskeyUser(gh.db, gh.instanceId, session.userId);
+    if (user !== undefined && user.kind === 'human' && user.state === 'active') accounts.push({ session, user });
+  }
+  return accounts;
+}
+
+async function contextOf(gh: Gatehouse, req: Request, locales: string[]): Promise<Context> {
+  return { m: messagesFor(negotiateLocale(locales, req.headers['accept-language'])), locales, accounts: await accountsOf(gh, req) };
+}
+
+function isFresh(session: UserSession, now = Date.now()): boolean {
+  return now - session.authTime.getTime() <= FRESH_MS;
+}
+
+function pagePath(userId?: string): string {
+  return userId === undefined ? PASSKEYS_PAGE_PATH : `${PASSKEYS_PAGE_PATH}?userID=${encodeURIComponent(userId)}`;
+}
+
+/**
+ * A sign-in that comes back to this page: a request of the login UI with no client, whose redirect
+ * URI is this page. The login steps finish it through /authorize's callback, which sends a request
+ * without a client back to its page (oauth/authorize-finish.ts) once the browser's session exists.
+ */
+async function startSignIn(gh: Gatehouse, req: Request, res: Response, ctx: Context, target: { returnTo?: string | undefined; again?: PasskeyUser } = {}): Promise<void> {
+  const { again } = target;
+  const request = await createAuthRequest(gh.db, {
+    instanceId: gh.instanceId,
+    browser: browserOf(gh, req, res),
+    clientId: '',
+    redirectUri: `${gh.config.externalUrl}${pagePath(again?.id ?? target.returnTo)}`,
+    responseType: 'code',
+    responseMode: 'query',
+    scopes: ['openid'],
+    state: undefined,
+    nonce: undefined,
+    codeChallenge: undefined,
+    prompt: again === undefined ? [] : ['login'],
+    maxAge: undefined,
+    loginHint: again?.loginName,
+    hintUserId: undefined,
+    uiLocales: ctx.locales,
+  });
+  seeOther(res, `${gh.config.externalUrl}${LOGIN_UI_PATH}/login?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
+}
+
+function dateText(m: Messages, at: Date): string {
+  return new Intl.DateTimeFormat(m.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at) + ' UTC';
+}
+
+function hidden(csrf: string, userId: string): Html {
+  return html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
+<input type="hidden" name="userID" value="${userId}">`;
+}
+
+function passkeyItem(m: Messages, csrf: string, account: Account, passkey: PasskeyInfo, fresh: boolean): Html {
+  const nameId = `passkey-${passkey.id}`;
+  return html`<li class="identity">
+<strong id="${nameId}">${passkey.name}</strong>
+<dl class="facts">
+<dt>${m.passkeyCreated}</dt><dd>${dateText(m, passkey.createdAt)}</dd>
+<dt>${m.passkeyLastUsed}</dt><dd>${passkey.lastUsedAt === null ? m.passkeyNeverUsed : dateText(m, passkey.lastUsedAt)}</dd>
+</dl>
+${
+  fresh
+    ? html`<form method="post" action="${PASSKEYS_PAGE_PATH}">
+${hidden(csrf, account.user.id)}
+<input type="hidden" name="action" value="remove">
+<input type="hidden" name="passkeyId" value="${passkey.id}">
+<button type="submit" class="account" aria-describedby="${nameId}">${m.passkeyRemove}</button>
+</form>`
+    : ''
+}
+</li>`;
+}
+
+async function renderAccount(gh: Gatehouse, req: Request, res: Response, ctx: Context, account: Account, status: number, alert?: string): Promise<void> {
+  const { m } = ctx;
+  const csrf = csrfTokenFor(gh, req, res);
+  const fresh = isFresh(account.session);
+  const passkeys = (await listPasskeys(gh.db, account.user.id)).filter((p) => p.state === 'ready');
+  const body = html`<p class="identity">${m.passkeysSignedInAs} <strong>${account.user.loginName}</strong></p>
+<p>${m.passkeysIntro}</p>
+${passkeys.length === 0 ? html`<p>${m.passkeysNone}</p>` : html`<ul class="accounts">${passkeys.map((p) => passkeyItem(m, csrf, account, p, fresh))}</ul>`}
+${
+  fresh
+    ? html`<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${m.passkeyAddFailed}" hidden>
+${hidden(csrf, account.user.id)}
+<input type="hidden" name="action" value="add">
+<input type="hidden" name="passkeyId" value="">
+<input type="hidden" name="credential" value="">
+${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passkeyNameHint, maxLength: MAX_NAME })}
+<button type="button" class="primary">${m.passkeyAdd}</button>
+</form>
+${passkeyScript()}`
+    : html`<p>${m.passkeysReauth}</p>
+<form method="post" action="${PASSKEYS_PAGE_PATH}">
+${hidden(csrf, account.user.id)}
+<input type="hidden" name="action" value="signin">
+<button type="submit" class="primary">${m.signInAgain}</button>
+</form>`
+}
+${ctx.accounts.length > 1 ? html`<nav class="links">${link(PASSKEYS_PAGE_PATH, m.passkeysOtherAccount)}</nav>` : ''}`;
+  sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
+}
+
+function renderChoice(res: Response, ctx: Context): void {
+  const { m } = ctx;
+  const items = ctx.accounts.map(
+    ({ user }) => html`<li><a class="account" href="${pagePath(user.id)}"><span class="who"><span class="name">${user.displayName}</span><span class="login">${user.loginName}</span></span></a></li>`,
+  );
+  const body = html`<p>${m.passkeysChooseAccount}</p>
+<ul class="accounts">${items}</ul>`;
+  sendScriptedPage(res, 200, page({ m, title: m.passkeysTitle, body }));
+}
+
+function disabled(res: Response, m: Messages): void {
+  showErrorPage(res, m, { status: 404, error: 'not_found', description: 'passkeys are disabled' });
+}
+
+function trimmedName(form: ReadonlyMap<string, string>): string | undefined {
+  const name = (form.get('name') ?? '').trim();
+  return name === '' || [...name].length > MAX_NAME ? undefined : name;
+}
+
+function parsed(text: string | undefined): unknown {
+  if (text === undefined || text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export function passkeysPage(gh: Gatehouse) {
+  /** The form's account, after the CSRF check; undefined when an answer has been sent. */
+  async function submitted(req: Request, res: Response): Promise<{ ctx: Context; form: ReadonlyMap<string, string>; account: Account } | undefined> {
+    const form = await readForm(req, gh.config.maxBodyBytes);
+    const ctx = await contextOf(gh, req, []);
+    if (!relyingParty(gh.config).enabled) return void disabled(res, ctx.m);
+    if (!csrfValid(gh, req, form)) return void refuseForgedForm(res, ctx.m);
+    const account = ctx.accounts.find((a) => a.user.id === form.get('userID'));
+    if (account === undefined) return void seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
+    return { ctx, form, account };
+  }
+
+  return {
+    async show(req: Request, res: Response): Promise<void> {
+      const query = queryOf(req);
+      const ctx = await contextOf(gh, req, (query.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10));
+      if (!relyingParty(gh.config).enabled) return disabled(res, ctx.m);
+      const wanted = query.get('userID');
+      const chosen = wanted === undefined ? (ctx.accounts.length === 1 ? ctx.accounts[0] : undefined) : ctx.accounts.find((a) => a.user.id === wanted);
+      if (chosen !== undefined) return renderAccount(gh, req, res, ctx, chosen, 200);
+      if (ctx.accounts.length > 0 && wanted === undefined) return renderChoice(res, ctx);
+      // Nobody signed in (or not the user the link names): sign in first. The link's user id is not
+      // turned into a login hint: that would tell anyone the login name of any user id.
+      return startSignIn(gh, req, res, ctx, { returnTo: wanted !== undefined && /^\d{1,24}$/.test(wanted) ? wanted : undefined });
+    },
+
+    async submit(req: Request, res: Response): Promise<void> {
+      const got = await submitted(req, res);
+      if (got === undefined) return;
+      const { ctx, form, account } = got;
+      const { m } = ctx;
+      const action = form.get('action');
+      // A signed-in user of this browser signs in again: its login name may be prefilled.
+      if (action === 'signin') return startSignIn(gh, req, res, ctx, { again: account.user });
+      if (!isFresh(account.session)) return renderAccount(gh, req, res, ctx, account, 403, m.passkeysReauth);
+      const back = () => seeOther(res, `${gh.config.externalUrl}${pagePath(account.user.id)}`);
+      const passkeyId = form.get('passkeyId') ?? '';
+      if (action === 'remove') {
+        const removed = await removePasskey(gh, account.user, passkeyId, { creator: account.user.id, byAdministrator: false });
+        if (removed.kind === 'last_sign_in_method') return renderAccount(gh, req, res, ctx, account, 400, m.passkeyLastMethod);
+        return back(); // removed, or gone already
+      }
+      if (action === 'add') {
+        const name = trimmedName(form);
+        const credential = parsed(form.get('credential'));
+        if (name === undefined || credential === undefined || !/^\d{1,24}$/.test(passkeyId)) return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
+        const finished = await finishPasskeyRegistration(gh, account.user, { passkeyId, credential, name, creator: account.user.id });
+        if (finished.kind !== 'verified') return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
+        return back();
+      }
+      return renderAccount(gh, req, res, ctx, account, 400);
+    },
+
+    /** The options of a new registration for the page's script: JSON, never cached. */
+    async options(req: Request, res: Response): Promise<void> {
+      const got = await submitted(req, res);
+      if (got === undefined) return;
+      const { form, account } = got;
+      securityHeaders(res);
+      if (!isFresh(account.session)) return void res.status(403).json({ error: 'sign in again' });
+      if (trimmedName(form) === undefined) return void res.status(400).json({ error: 'name' });
+      const started = await startPasskeyRegistration(gh, account.user, { creator: account.user.id });
+      if (started.kind !== 'started') return void res.status(400).json({ error: 'refused' });
+      res.status(200).json({ passkeyId: started.registration.passkeyId, options: started.registration.options });
+    },
+  };
+}

@@ -1,0 +1,346 @@
+/**
+ * Passkeys in the login UI (issue 13, SPEC §11): a headless Chromium with a virtual authenticator
+ * (the DevTools protocol's WebAuthn domain: ctap2, internal transport, resident keys, user
+ * verification) signs in through the login UI; openid-client is the relying party. Passkeys are
+ * registered through the API (RegisterPasskey over REST, `navigator.credentials.create` on a page of
+ * Gatehouse's origin, VerifyPasskeyRegistration). The server's external URL is on localhost, the only
+ * http origin browsers allow WebAuthn on. Screenshots go to docs/screenshots/ for the README.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import * as client from 'openid-client';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
+import { freePort } from '../support/ports.ts';
+import { codeFor } from '../support/totp.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = path.resolve('docs/screenshots');
+const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
+if (!fs.existsSync(CHROMIUM)) process.stderr.write(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)\n`);
+
+const PASSWORD = 'Correct-Horse-9';
+const APP = { clientId: 'passkey-shop', secret: 'passkey-shop-secret' };
+const USERS = {
+  /** Signs in username-less. */
+  nomad: '281000000000000001',
+  /** Types its login name and is offered the passkey first. */
+  typist: '281000000000000002',
+  /** German pages. */
+  deutsch: '281000000000000003',
+  /** Uses the self-service page. */
+  selfie: '281000000000000004',
+  /** Comes back to the self-service page after more than 10 minutes. */
+  later: '281000000000000005',
+} as const;
+const REFUSED = 'Signing in with a passkey did not work. Try again, or sign in another way.';
+
+maybe('passkeys in the login UI', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let rp: http.Server;
+  let rpBase: string;
+  let origin: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    const rpPort = await freePort();
+    rpBase = `http://127.0.0.1:${rpPort}`;
+    rp = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>RP</title><p>signed in</p>'));
+    await new Promise<void>((resolve) => rp.listen(rpPort, '127.0.0.1', resolve));
+
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    const human = (id: string, userName: string) => ({ id, userName, password: PASSWORD, email: `${userName}@managed.test`, emailVerified: true, givenName: userName });
+    const document = managementDocument({
+      users: [human(USERS.nomad, 'nomad'), human(USERS.typist, 'typist'), human(USERS.deutsch, 'deutsch'), human(USERS.selfie, 'selfie'), human(USERS.later, 'later')],
+      projects: [
+        {
+          name: 'shop',
+          apps: [
+            {
+              name: 'passkey-shop',
+              clientId: APP.clientId,
+              clientSecret: APP.secret,
+              authMethod: 'client_secret_basic',
+              redirectUris: [`${rpBase}/callback`],
+              responseTypes: ['code'],
+              grantTypes: ['authorization_code'],
+            },
+          ],
+        },
+      ],
+    });
+    server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin });
+    admin = await apiToken(server, 'iamAdmin');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 60000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await new Promise((resolve) => rp?.close(resolve));
+  });
+
+  async function relyingParty(): Promise<client.Configuration> {
+    return client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
+  }
+
+  /** A page with a virtual authenticator of its own (empty). */
+  async function pageWithAuthenticator(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    return { context, page };
+  }
+
+  /** RegisterPasskey over REST, the ceremony in the page (on Gatehouse's origin), VerifyPasskeyRegistration. */
+  async function registerPasskey(page: Page, userId: string, name: string): Promise<string> {
+    await page.goto(`${origin}/ui/login/logged-out`);
+    const registered = await rest(server, 'POST', `/v2/users/${userId}/passkeys`, admin, {});
+    expect(registered.status).toBe(200);
+    const options = (registered.json['publicKeyCredentialCreationOptions'] as { publicKey: unknown }).publicKey;
+    const credential: unknown = await page.evaluate(
+      `(async (json) => {
+        const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(json);
+        const created = await navigator.credentials.create({ publicKey });
+        return created.toJSON();
+      })(${JSON.stringify(options)})`,
+    );
+    const passkeyId = String(registered.json['passkeyId']);
+    const verified = await rest(server, 'POST', `/v2/users/${userId}/passkeys/${passkeyId}`, admin, { publicKeyCredential: credential, passkeyName: name });
+    expect(verified.status).toBe(200);
+    return passkeyId;
+  }
+
+  async function authorize(config: client.Configuration, page: Page, extra: Record<string, string> = {}): Promise<{ state: string; nonce: string }> {
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: 'openid', state, nonce, ...extra }).href);
+    return { state, nonce };
+  }
+
+  /** Waits until the page's error area has a message. */
+  async function alertShown(page: Page): Promise<void> {
+    await page.locator('[role="alert"] p').waitFor({ timeout: 20000 });
+  }
+
+  const passkeyButton = (page: Page, name: RegExp = /passkey/i) => page.getByRole('button', { name });
+
+  it('signs in username-less from the login name page: amr user+mfa, auth_time of the assertion', async () => {
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator();
+    const passkeyId = await registerPasskey(page, USERS.nomad, 'Laptop');
+    const { state, nonce } = await authorize(config, page);
+    await page.waitForSelector('input[name="loginName"]');
+    await expect(passkeyButton(page).isVisible()).resolves.toBe(true);
+    expect(await passkeyButton(page).textContent()).toBe('Sign in with a passkey');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkey-button.png'), fullPage: true });
+
+    const before = Math.floor(Date.now() / 1000);
+    await passkeyButton(page).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    const after = Math.ceil(Date.now() / 1000);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ sub: USERS.nomad, iss: origin, aud: [APP.clientId], amr: ['user', 'mfa'] });
+    expect(claims.auth_time).toBeGreaterThanOrEqual(before);
+    expect(claims.auth_time).toBeLessThanOrEqual(after);
+
+    // prompt=login asks again; a removed passkey no longer signs in, and is told with the one message
+    expect((await rest(server, 'DELETE', `/v2/users/${USERS.nomad}/passkeys/${passkeyId}`, admin)).status).toBe(200);
+    await authorize(config, page, { prompt: 'login' });
+    await page.waitForSelector('input[name="loginName"]');
+    await passkeyButton(page).click();
+    // the assertion was posted and refused by the server: its page, with the one message
+    await page.waitForURL(`${origin}/ui/login/passkey`);
+    await alertShown(page);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
+    await expect(passkeyButton(page).isVisible()).resolves.toBe(true);
+    await context.close();
+  }, 60000);
+
+  it('offers the passkey first after a login name that has one, with "Use password instead"; a passkey is the second factor', async () => {
+    // an authenticator-app user: the passkey sign-in needs no one-time code, and its session serves later requests
+    const gh = server.running.gh;
+    const typist = { id: USERS.typist, orgId: MGMT.org, loginName: 'typist@managed.test' };
+    const added = await addOtpFactor(gh, typist);
+    if (added.kind !== 'added') throw new Error('typist already has a factor');
+    expect((await verifyOtpFactor(gh, typist, codeFor(added.otp.secret), new Date(), async () => undefined)).kind).toBe('verified');
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator();
+    await registerPasskey(page, USERS.typist, 'Phone');
+    await authorize(config, page);
+    await page.fill('input[name="loginName"]', 'typist');
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkey?**`);
+    expect(await page.textContent('h1')).toBe('Use your passkey');
+    expect(await page.locator('input[type="password"]').count()).toBe(0);
+    await expect(passkeyButton(page).isVisible()).resolves.toBe(true);
+    // "Use password instead" leads to the password step, which still works
+    await page.getByRole('link', { name: 'Use password instead' }).click();
+    await page.waitForSelector('input[name="password"]');
+    await page.goBack();
+    await page.waitForURL(`${origin}/ui/login/passkey?**`);
+
+    const { state, nonce } = await authorize(config, page, { prompt: 'login' });
+    await page.fill('input[name="loginName"]', 'typist@managed.test');
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkey?**`);
+    await passkeyButton(page).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    expect(tokens.claims()).toMatchObject({ sub: USERS.typist, amr: ['user', 'mfa'] });
+    // single sign-on: the passkey session meets the authenticator-app requirement
+    const again = await authorize(config, page);
+    await page.waitForURL(`${rpBase}/callback**`);
+    const reused = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: again.state, expectedNonce: again.nonce });
+    expect(reused.claims()).toMatchObject({ sub: USERS.typist, amr: ['user', 'mfa'] });
+    await context.close();
+  }, 60000);
+
+  it('a browser without the credential gets the one refusal message and stays on the page', async () => {
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator();
+    await authorize(config, page);
+    await page.waitForSelector('input[name="loginName"]');
+    await passkeyButton(page).click();
+    await alertShown(page);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
+    expect(new URL(page.url()).pathname).toBe('/ui/login/login');
+    await expect(passkeyButton(page).isEnabled()).resolves.toBe(true);
+    await context.close();
+  }, 60000);
+
+  it('speaks German: the button, the passkey-first step and the refusal', async () => {
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator('de-DE');
+    // no credential yet: the refusal in German
+    await authorize(config, page, { ui_locales: 'de' });
+    await passkeyButton(page, /Passkey/).click();
+    await alertShown(page);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe('Die Anmeldung mit dem Passkey hat nicht geklappt. Versuchen Sie es erneut oder melden Sie sich anders an.');
+
+    await registerPasskey(page, USERS.deutsch, 'Schlüssel');
+    const { state } = await authorize(config, page, { ui_locales: 'de' });
+    await page.waitForSelector('input[name="loginName"]');
+    expect(await page.getAttribute('html', 'lang')).toBe('de');
+    expect(await passkeyButton(page, /Passkey/).textContent()).toBe('Mit Passkey anmelden');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkey-button-de.png'), fullPage: true });
+    await page.fill('input[name="loginName"]', 'deutsch');
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkey?**`);
+    expect(await page.textContent('h1')).toBe('Passkey verwenden');
+    await expect(page.getByRole('link', { name: 'Stattdessen Passwort verwenden' }).isVisible()).resolves.toBe(true);
+    await passkeyButton(page, /Passkey/).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    expect(new URL(page.url()).searchParams.get('state')).toBe(state);
+    await context.close();
+  }, 60000);
+
+  it('the self-service page: sign in first, add a passkey with a name, sign in with it, remove it', async () => {
+    const { context, page } = await pageWithAuthenticator();
+    await page.goto(`${origin}/ui/login/passkeys`);
+    // nobody signed in: the login UI first, then back
+    await page.fill('input[name="loginName"]', 'selfie');
+    await page.click('button[type="submit"].primary');
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkeys**`);
+    expect(await page.textContent('h1')).toBe('Your passkeys');
+    await expect(page.getByText('You have no passkeys yet.').isVisible()).resolves.toBe(true);
+
+    await page.fill('input[name="name"]', 'Work laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}`);
+    const item = page.locator('ul.accounts li');
+    await expect(item.count()).resolves.toBe(1);
+    expect(await item.locator('strong').textContent()).toBe('Work laptop');
+    expect(await item.locator('dd').nth(1).textContent()).toBe('never');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkeys-page.png'), fullPage: true });
+
+    // the new passkey signs in, and the page shows when it was last used
+    const config = await relyingParty();
+    const { state, nonce } = await authorize(config, page, { prompt: 'login' });
+    await passkeyButton(page).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    expect(tokens.claims()).toMatchObject({ sub: USERS.selfie, amr: ['user', 'mfa'] });
+    await page.goto(`${origin}/ui/login/passkeys`);
+    expect(await item.locator('dd').nth(1).textContent()).not.toBe('never');
+
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}`);
+    await expect(page.getByText('You have no passkeys yet.').isVisible()).resolves.toBe(true);
+    expect((await rest(server, 'POST', `/v2/users/${USERS.selfie}/passkeys/_search`, admin, {})).json['result'] ?? []).toEqual([]);
+    await context.close();
+  }, 60000);
+
+  it('the self-service page asks for a fresh sign-in (10 minutes) before adding or removing, and which account when several', async () => {
+    const { context, page } = await pageWithAuthenticator('de-DE');
+    await page.goto(`${origin}/ui/login/passkeys?ui_locales=de`);
+    await page.fill('input[name="loginName"]', 'later');
+    await page.click('button[type="submit"].primary');
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkeys**`);
+    expect(await page.textContent('h1')).toBe('Ihre Passkeys');
+    await expect(page.getByRole('button', { name: 'Passkey hinzufügen' }).isVisible()).resolves.toBe(true);
+
+    // the sign-in is 11 minutes old: no adding, but "Sign in again" (prompt=login, the name prefilled)
+    await server.running.gh.db
+      .updateTable('user_sessions')
+      .set({ auth_time: new Date(Date.now() - 11 * 60_000) })
+      .where('user_id', '=', USERS.later)
+      .execute();
+    await page.goto(`${origin}/ui/login/passkeys`); // German from Accept-Language now
+    expect(await page.getByRole('button', { name: 'Passkey hinzufügen' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Erneut anmelden' }).click();
+    expect(await page.inputValue('input[name="loginName"]')).toBe('later@managed.test');
+    await page.click('button[type="submit"].primary');
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.later}**`);
+    await expect(page.getByRole('button', { name: 'Passkey hinzufügen' }).isVisible()).resolves.toBe(true);
+
+    // a link naming a user not signed in here: a sign-in first (no login name given away), then that user's page
+    await page.goto(`${origin}/ui/login/passkeys?userID=${USERS.selfie}`);
+    expect(await page.inputValue('input[name="loginName"]')).toBe('');
+    await page.fill('input[name="loginName"]', 'selfie');
+    await page.click('button[type="submit"].primary');
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}**`);
+    expect(await page.textContent('.identity strong')).toBe('selfie@managed.test');
+    // two users signed in: the page asks which one
+    await page.goto(`${origin}/ui/login/passkeys`);
+    await page.getByRole('link', { name: /later@managed\.test/ }).click();
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.later}`);
+    expect(await page.textContent('.identity strong')).toBe('later@managed.test');
+    await context.close();
+  }, 60000);
+
+  it('answers bad requests to the new routes with 4xx pages, never 500', async () => {
+    const post = (route: string, body: string) =>
+      fetch(`${origin}${route}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' });
+    expect((await post('/ui/login/passkey/options', 'authRequestID=1&csrfToken=x')).status).toBe(400);
+    expect((await post('/ui/login/passkey', 'authRequestID=1&csrfToken=x&challengeId=1&credential=%7B')).status).toBe(400);
+    expect((await post('/ui/login/passkeys', 'userID=1&action=remove&passkeyId=1')).status).toBe(403);
+    expect((await post('/ui/login/passkeys/options', 'userID=1&name=x')).status).toBe(403);
+    expect((await fetch(`${origin}/ui/login/passkeys/options`)).status).toBe(405);
+    const script = await fetch(`${origin}/ui/login/assets/passkey.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  });
+});
