@@ -22,33 +22,20 @@
     return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   }
 
+  // A list of credential descriptors with their ids as ArrayBuffers.
+  function credentialIds(list) {
+    return list
+      ? list.map(function (c) {
+          return Object.assign({}, c, { id: toBytes(c.id) });
+        })
+      : undefined;
+  }
+
   // The server's options in WebAuthn's JSON form, with the binary members as ArrayBuffers.
   function requestOptions(json) {
     var options = Object.assign({}, json, { challenge: toBytes(json.challenge) });
-    if (json.allowCredentials) {
-      options.allowCredentials = json.allowCredentials.map(function (c) {
-        return Object.assign({}, c, { id: toBytes(c.id) });
-      });
-    }
+    if (json.allowCredentials) options.allowCredentials = credentialIds(json.allowCredentials);
     return options;
-  }
-
-  // The assertion as PublicKeyCredential.toJSON() gives it (what the server verifies).
-  function assertionJson(credential) {
-    var r = credential.response;
-    return {
-      id: credential.id,
-      rawId: toBase64url(credential.rawId),
-      type: credential.type,
-      authenticatorAttachment: credential.authenticatorAttachment || undefined,
-      clientExtensionResults: credential.getClientExtensionResults(),
-      response: {
-        clientDataJSON: toBase64url(r.clientDataJSON),
-        authenticatorData: toBase64url(r.authenticatorData),
-        signature: toBase64url(r.signature),
-        userHandle: r.userHandle ? toBase64url(r.userHandle) : undefined,
-      },
-    };
   }
 
   function creationOptions(json) {
@@ -56,29 +43,39 @@
       challenge: toBytes(json.challenge),
       user: Object.assign({}, json.user, { id: toBytes(json.user.id) }),
     });
-    if (json.excludeCredentials) {
-      options.excludeCredentials = json.excludeCredentials.map(function (c) {
-        return Object.assign({}, c, { id: toBytes(c.id) });
-      });
-    }
+    if (json.excludeCredentials) options.excludeCredentials = credentialIds(json.excludeCredentials);
     return options;
   }
 
-  // The new credential as PublicKeyCredential.toJSON() gives it.
-  function attestationJson(credential) {
-    var r = credential.response;
+  // A credential as PublicKeyCredential.toJSON() gives it (what the server verifies).
+  function credentialJson(credential, response) {
     return {
       id: credential.id,
       rawId: toBase64url(credential.rawId),
       type: credential.type,
       authenticatorAttachment: credential.authenticatorAttachment || undefined,
       clientExtensionResults: credential.getClientExtensionResults(),
-      response: {
-        clientDataJSON: toBase64url(r.clientDataJSON),
-        attestationObject: toBase64url(r.attestationObject),
-        transports: r.getTransports ? r.getTransports() : undefined,
-      },
+      response: response,
     };
+  }
+
+  function assertionJson(credential) {
+    var r = credential.response;
+    return credentialJson(credential, {
+      clientDataJSON: toBase64url(r.clientDataJSON),
+      authenticatorData: toBase64url(r.authenticatorData),
+      signature: toBase64url(r.signature),
+      userHandle: r.userHandle ? toBase64url(r.userHandle) : undefined,
+    });
+  }
+
+  function attestationJson(credential) {
+    var r = credential.response;
+    return credentialJson(credential, {
+      clientDataJSON: toBase64url(r.clientDataJSON),
+      attestationObject: toBase64url(r.attestationObject),
+      transports: r.getTransports ? r.getTransports() : undefined,
+    });
   }
 
   function showMessage(text) {
