@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import * as client from 'openid-client';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
@@ -35,8 +35,15 @@ const USERS = {
   selfie: '281000000000000004',
   /** Comes back to the self-service page after more than 10 minutes. */
   later: '281000000000000005',
+  /** Its passkey is copied to an authenticator whose counter starts over. */
+  twin: '281000000000000006',
 } as const;
 const REFUSED = 'Signing in with a passkey did not work. Try again, or sign in another way.';
+
+interface Authenticator {
+  cdp: CDPSession;
+  authenticatorId: string;
+}
 
 maybe('passkeys in the login UI', () => {
   let server: TestServer;
@@ -56,7 +63,7 @@ maybe('passkeys in the login UI', () => {
     origin = `http://localhost:${port}`;
     const human = (id: string, userName: string) => ({ id, userName, password: PASSWORD, email: `${userName}@managed.test`, emailVerified: true, givenName: userName });
     const document = managementDocument({
-      users: [human(USERS.nomad, 'nomad'), human(USERS.typist, 'typist'), human(USERS.deutsch, 'deutsch'), human(USERS.selfie, 'selfie'), human(USERS.later, 'later')],
+      users: [human(USERS.nomad, 'nomad'), human(USERS.typist, 'typist'), human(USERS.deutsch, 'deutsch'), human(USERS.selfie, 'selfie'), human(USERS.later, 'later'), human(USERS.twin, 'twin')],
       projects: [
         {
           name: 'shop',
@@ -94,16 +101,16 @@ maybe('passkeys in the login UI', () => {
     return client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
   }
 
-  /** A page with a virtual authenticator of its own (empty). */
-  async function pageWithAuthenticator(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
+  /** A page with a virtual authenticator of its own (empty), and the DevTools session that drives it. */
+  async function pageWithAuthenticator(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page; authenticator: Authenticator }> {
     const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
     });
-    return { context, page };
+    return { context, page, authenticator: { cdp, authenticatorId } };
   }
 
   /** RegisterPasskey over REST, the ceremony in the page (on Gatehouse's origin), VerifyPasskeyRegistration. */
@@ -211,6 +218,36 @@ maybe('passkeys in the login UI', () => {
     await context.close();
   }, 60000);
 
+  it('refuses a credential whose sign counter went back (a cloned authenticator) and marks it possibly cloned', async () => {
+    const config = await relyingParty();
+    const { context, page, authenticator } = await pageWithAuthenticator();
+    const passkeyId = await registerPasskey(page, USERS.twin, 'Laptop');
+    const { state, nonce } = await authorize(config, page);
+    await page.waitForSelector('input[name="loginName"]');
+    await passkeyButton(page).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+
+    // The same key in an authenticator whose counter starts over, as a copy of it would.
+    const { cdp, authenticatorId } = authenticator;
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    const original = credentials[0]!;
+    expect(original.signCount).toBeGreaterThan(0);
+    await cdp.send('WebAuthn.removeCredential', { authenticatorId, credentialId: original.credentialId });
+    await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: { ...original, signCount: 0 } });
+
+    await authorize(config, page, { prompt: 'login' });
+    await page.waitForSelector('input[name="loginName"]');
+    await passkeyButton(page).click();
+    await alertShown(page);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
+    const row = await server.running.gh.db.selectFrom('passkeys').select('possibly_cloned').where('id', '=', passkeyId).executeTakeFirstOrThrow();
+    expect(row.possibly_cloned).toBe(true);
+    const events = await server.running.gh.db.selectFrom('events').select('event_type').where('aggregate_id', '=', USERS.twin).execute();
+    expect(events.map((e) => e.event_type)).toContain('user.human.passwordless.token.cloned');
+    await context.close();
+  }, 60000);
+
   it('a browser without the credential gets the one refusal message and stays on the page', async () => {
     const config = await relyingParty();
     const { context, page } = await pageWithAuthenticator();
@@ -247,6 +284,12 @@ maybe('passkeys in the login UI', () => {
     await passkeyButton(page, /Passkey/).click();
     await page.waitForURL(`${rpBase}/callback**`);
     expect(new URL(page.url()).searchParams.get('state')).toBe(state);
+    // the self-service page of the signed-in user, in the browser's language
+    await page.goto(`${origin}/ui/login/passkeys`);
+    await page.waitForSelector('h1');
+    expect(await page.getAttribute('html', 'lang')).toBe('de');
+    expect(await page.textContent('main')).toContain('Schlüssel');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkeys-page-de.png'), fullPage: true });
     await context.close();
   }, 60000);
 
