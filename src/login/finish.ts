@@ -13,13 +13,13 @@ import { goToCallback } from './flow.ts';
 
 /**
  * The user has just authenticated with every factor they need, `amr` naming them (RFC 8176 values:
- * pwd, otp, mfa). This completed sign-in is what ends the run of failures (SPEC 10.3), and it gives
+ * pwd, otp, mfa, user), `at` when it happened (a passkey's assertion; now by default). This completed sign-in is what ends the run of failures (SPEC 10.3), and it gives
  * the browser a fresh cookie that its sessions and pending requests move to (SPEC 10.7), so a cookie
  * value someone planted or copied before the sign-in carries nothing of it.
  */
-export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[]): Promise<void> {
+export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[], at?: Date): Promise<void> {
   await clearLockout(gh.db, userId);
-  const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId, amr });
+  const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId, amr, ...(at === undefined ? {} : { at }) });
   await attachSession(gh.db, request.id, userId, session.id);
   await renewBrowser(gh, res, request.browser);
   goToCallback(gh, res, request.id);

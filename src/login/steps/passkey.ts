@@ -13,18 +13,15 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { attachSession, type AuthRequest } from '../../domain/auth-requests.ts';
-import { clearLockout } from '../../domain/lockout.ts';
 import { finishPasskeySignIn, startPasskeySignIn } from '../../domain/passkey-sign-in.ts';
 import { hasReadyPasskey } from '../../domain/passkeys.ts';
 import { relyingParty } from '../../domain/passkey-party.ts';
-import { recordAuthentication } from '../../domain/sessions.ts';
 import { passwordAttempt } from '../../domain/sign-in.ts';
-import { renewBrowser } from '../../http/browser.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';
-import { clientAddress, goToCallback, goToStep, openStep, REQUEST_PARAM, stepPath, submitStep, type Step } from '../flow.ts';
+import { finishWithAuthentication } from '../finish.ts';
+import { clientAddress, goToStep, openStep, REQUEST_PARAM, stepPath, submitStep, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 import { passkeyForm, PASSKEY_STEP_PATH, sendPasskeyStep, type PasskeyMode } from '../passkey-page.ts';
 import { renderLoginName } from './login-name.ts';
@@ -73,14 +70,6 @@ async function showAgain(gh: Gatehouse, res: Response, step: Step, mode: Passkey
  * As finish.ts finishWithAuthentication, with the assertion's time as the session's auth_time: the
  * run of failures ends, the browser gets a fresh cookie, and /authorize answers the client.
  */
-async function finishWithPasskey(gh: Gatehouse, res: Response, request: AuthRequest, signedIn: { userId: string; amr: string[]; authTime: Date }): Promise<void> {
-  await clearLockout(gh.db, signedIn.userId);
-  const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId: signedIn.userId, amr: signedIn.amr, at: signedIn.authTime });
-  await attachSession(gh.db, request.id, signedIn.userId, session.id);
-  await renewBrowser(gh, res, request.browser);
-  goToCallback(gh, res, request.id);
-}
-
 function minutesUntil(until: Date, now = Date.now()): number {
   return Math.max(1, Math.ceil((until.getTime() - now) / 60_000));
 }
@@ -131,7 +120,7 @@ export function passkeyStep(gh: Gatehouse) {
       const result = await finishPasskeySignIn(gh, { challengeId, credential, requestId: request.id, address: clientAddress(gh, req) });
       switch (result.kind) {
         case 'signed_in':
-          return finishWithPasskey(gh, res, request, result);
+          return finishWithAuthentication(gh, res, request, result.userId, result.amr, result.authTime);
         case 'throttled':
           res.set('Retry-After', String(result.retryAfterSeconds));
           return showAgain(gh, res, step, mode, 429, m.throttled(result.retryAfterSeconds));
