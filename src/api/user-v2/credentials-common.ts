@@ -2,8 +2,13 @@
 import { Code, type ConnectError } from '@connectrpc/connect';
 import { MailLimitReached } from '../../domain/email-codes.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
+import type { EmailCodeUser } from '../../domain/email-codes.ts';
+import type { Principal } from '../../domain/principal.ts';
+import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
+import { findContactUserForUpdate } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
+import { targetUser, userNotFound } from './target.ts';
 
 /** InvalidArgument naming the field (SPEC §12). */
 export function fieldError(field: string, problem: string): ConnectError {
@@ -51,4 +56,37 @@ export function codeMailError(error: unknown, templateField: string): unknown {
 export function lockedError(until: Date, now: Date): ConnectError {
   const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
   return apiError(Code.ResourceExhausted, 'USER-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
+}
+
+/**
+ * The human user a code is issued for (a password reset code, a passkey registration code), its row
+ * locked: the user itself or a manager may ask; only a manager may have the code returned (SPEC
+ * 10.1); a mailed code goes only to a verified address. `mailed` names what would be mailed, for
+ * the refusal.
+ */
+export async function codeRecipient(
+  trx: DB,
+  instanceId: string,
+  principal: Principal,
+  userId: string,
+  delivery: 'send' | 'return',
+  mailed: string,
+): Promise<EmailCodeUser> {
+  const target = await targetUser(trx, instanceId, principal, userId, { allowSelf: true });
+  requireHuman(target.row);
+  if (delivery === 'return') requireManagerForReturnedCode(target.access, 'returnCode');
+  const contact = await findContactUserForUpdate(trx, instanceId, target.row.id); // the user's row lock
+  if (contact === undefined) throw userNotFound();
+  // SPEC 10.1: a code goes only to an address someone has read a mail at (or an administrator vouched for).
+  if (delivery === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
+    throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', `the user has no verified email to send ${mailed} to`);
+  }
+  return {
+    id: contact.id,
+    instanceId: contact.instance_id,
+    orgId: contact.org_id,
+    email: contact.email ?? '',
+    preferredLanguage: contact.preferred_language,
+    name: contact.display_name ?? contact.given_name,
+  };
 }

@@ -23,12 +23,12 @@ import { passwordPolicyProblem } from '../../domain/password-policy.ts';
 import { checkCurrentPassword } from '../../domain/user-admin.ts';
 import { creatorOf } from '../../domain/principal.ts';
 import type { UserRow } from '../../store/schema.ts';
-import { findContactUserForUpdate, takeUserRowLock } from '../../store/users.ts';
+import { takeUserRowLock } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails } from '../management/details.ts';
-import { checkUrlTemplate, codeMailError, fieldError, lockedError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
-import { targetUser, userNotFound } from './target.ts';
+import { checkUrlTemplate, codeMailError, codeRecipient, fieldError, lockedError, requireHuman } from './credentials-common.ts';
+import { targetUser } from './target.ts';
 
 type PasswordMethods = Pick<ServiceImpl<typeof UserService>, 'setPassword' | 'passwordReset'>;
 
@@ -106,23 +106,7 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
       const principal = requirePrincipal(ctx);
       const delivery = resetDelivery(req.medium);
       const issued = await gh.db.transaction().execute(async (trx) => {
-        const target = await targetUser(trx, gh.instanceId, principal, req.userId, { allowSelf: true });
-        requireHuman(target.row);
-        if (delivery.kind === 'return') requireManagerForReturnedCode(target.access, 'returnCode');
-        const contact = await findContactUserForUpdate(trx, gh.instanceId, target.row.id); // the user's row lock
-        if (contact === undefined) throw userNotFound();
-        // SPEC 10.1: a code goes only to an address someone has read a mail at (or an administrator vouched for).
-        if (delivery.kind === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
-          throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', 'the user has no verified email to send a reset code to');
-        }
-        const user = {
-          id: contact.id,
-          instanceId: contact.instance_id,
-          orgId: contact.org_id,
-          email: contact.email ?? '',
-          preferredLanguage: contact.preferred_language,
-          name: contact.display_name ?? contact.given_name,
-        };
+        const user = await codeRecipient(trx, gh.instanceId, principal, req.userId, delivery.kind, 'a reset code');
         try {
           return await issuePasswordResetCode(trx, user, delivery, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
         } catch (error) {

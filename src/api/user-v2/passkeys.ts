@@ -29,11 +29,10 @@ import { finishPasskeyRegistration, startedWithCodeBy, startPasskeyRegistration,
 import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyUser } from '../../domain/passkeys.ts';
 import { creatorOf, type Principal } from '../../domain/principal.ts';
 import { TemplateError } from '../../mail/template.ts';
-import { findContactUserForUpdate } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails, listDetails } from '../management/details.ts';
-import { codeMailError, fieldError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
+import { codeMailError, codeRecipient, fieldError, requireHuman } from './credentials-common.ts';
 import { targetUser, userNotFound } from './target.ts';
 
 type PasskeyMethods = Pick<
@@ -200,23 +199,7 @@ export function passkeyMethods(gh: Gatehouse): PasskeyMethods {
       requireEnabled();
       const delivery = codeDelivery(req.medium);
       const issued = await gh.db.transaction().execute(async (trx) => {
-        const target = await targetUser(trx, gh.instanceId, principal, req.userId, { allowSelf: true });
-        requireHuman(target.row);
-        if (delivery.kind === 'return') requireManagerForReturnedCode(target.access, 'returnCode');
-        const contact = await findContactUserForUpdate(trx, gh.instanceId, target.row.id); // the user's row lock
-        if (contact === undefined) throw userNotFound();
-        // SPEC 10.1: a link goes only to an address someone has read a mail at (or an administrator vouched for).
-        if (delivery.kind === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
-          throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', 'the user has no verified email to send a passkey registration link to');
-        }
-        const user = {
-          id: contact.id,
-          instanceId: contact.instance_id,
-          orgId: contact.org_id,
-          email: contact.email ?? '',
-          preferredLanguage: contact.preferred_language,
-          name: contact.display_name ?? contact.given_name,
-        };
+        const user = await codeRecipient(trx, gh.instanceId, principal, req.userId, delivery.kind, 'a passkey registration link');
         try {
           return await issuePasskeyCode(trx, user, delivery, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
         } catch (error) {
