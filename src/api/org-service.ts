@@ -86,25 +86,28 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
     const roles = admin.roles.length === 0 ? ['ORG_OWNER'] : [...new Set(admin.roles)];
     const refused = roles.find((role) => !ORG_ROLES.has(role));
     if (refused !== undefined) throw invalidArgument(`${field}.roles`, `"${refused}" is no organization role (ORG_OWNER, ORG_ADMIN_IMPERSONATOR)`);
+    // The admin and the organization it belongs to (a new human: the new organization).
     let userId: string;
+    let userOrgId: string;
     let emailCode: string | undefined;
     if (human !== undefined) {
       const added = await mapped(() => addHuman(trx, { gh, creator: creatorOf(principal) }, orgId, human), `${field}.human.`);
       userId = added.id;
+      userOrgId = orgId;
       emailCode = added.emailCode;
     } else if (admin.userType.case === 'userId') {
       const user = await findUserById(trx, admin.userType.value);
       if (user === undefined || user.instance_id !== gh.instanceId) throw apiError(Code.NotFound, 'USER-NotFound', `${field}.userId: user not found`);
       userId = user.id;
+      userOrgId = user.org_id;
     } else {
       throw invalidArgument(field, 'needs userId or human');
     }
-    const user = (await findUserById(trx, userId))!;
     const current = await listUserRoles(trx, userId);
     const added = roles.filter((role) => !current.some((r) => r.role === role && r.scope_org_id === orgId));
     await replaceUserRoles(trx, userId, [...current, ...added.map((role) => ({ role, scope_org_id: orgId }))]);
     await appendEvent(trx, {
-      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: userId, resourceOwner: user.org_id, type: 'user.roles.added',
+      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: userId, resourceOwner: userOrgId, type: 'user.roles.added',
       creator: creatorOf(principal), payload: { orgId, roles: added },
     });
     return { userId, ...(emailCode !== undefined ? { emailCode } : {}) };
