@@ -13,7 +13,6 @@ import {
   movePendingAuthRequests,
   setAuthRequestCode,
   setAuthRequestSession,
-  setAuthRequestUser,
 } from '../store/auth-requests.ts';
 import type { DB } from '../store/database.ts';
 import type { AuthRequestRow } from '../store/schema.ts';
@@ -111,11 +110,6 @@ export async function pendingAuthRequest(db: DB, id: string, browser: string, no
 /** Moves the browser's unanswered requests to its new cookie (SPEC 10.7; see sessions.ts moveBrowser). */
 export async function movePendingRequests(db: DB, instanceId: string, from: string, to: string, now = new Date()): Promise<void> {
   await movePendingAuthRequests(db, instanceId, from, to, now);
-}
-
-/** The login UI identified a user (or, with null, forgot the choice). */
-export async function selectUser(db: DB, id: string, userId: string | null): Promise<void> {
-  await setAuthRequestUser(db, id, userId);
 }
 
 /** The login is done: the request is authenticated by this session. */

@@ -35,11 +35,6 @@ export async function movePendingAuthRequests(db: DB, instanceId: string, from: 
     .execute();
 }
 
-/** The user the login UI identified (or, with null, none); forgets any session. */
-export async function setAuthRequestUser(db: DB, id: string, userId: string | null): Promise<void> {
-  await db.updateTable('auth_requests').set({ user_id: userId, session_id: null }).where('id', '=', id).execute();
-}
-
 /** The request is authenticated by this session of this user. */
 export async function setAuthRequestSession(db: DB, id: string, userId: string, sessionId: string): Promise<void> {
   await db.updateTable('auth_requests').set({ user_id: userId, session_id: sessionId }).where('id', '=', id).execute();
