@@ -5,14 +5,23 @@
 import type { Response } from 'express';
 import type { Html } from './html.ts';
 
+export interface PageOptions {
+  /**
+   * The page runs scripts of this origin and they fetch from it (the passkey pages' one script,
+   * login/passkey-page.ts); other pages run none.
+   */
+  scripts?: boolean;
+}
+
 /**
  * `form-action` also governs the redirects that follow a form submission (Chromium enforces it;
  * w3c/webappsec-csp#8): a sign-in POST answers 303 to the callback, which redirects to the client.
  * So a page whose form finishes a sign-in lists the client's redirect target besides 'self'.
  */
-export function contentSecurityPolicy(formTargets: readonly string[] = []): string {
+export function contentSecurityPolicy(formTargets: readonly string[] = [], options: PageOptions = {}): string {
   const formAction = ["'self'", ...formTargets].join(' ');
-  return `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+  const scripts = options.scripts === true ? "; script-src 'self'; connect-src 'self'" : '';
+  return `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripts}`;
 }
 
 /** The CSP source that admits redirects to `redirectUri`: its origin, or its scheme for app URIs. */
@@ -30,9 +39,9 @@ export function formTargetOf(redirectUri: string): string | undefined {
   return /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? url.protocol : undefined;
 }
 
-export function securityHeaders(res: Response, formTargets: readonly string[] = []): void {
+export function securityHeaders(res: Response, formTargets: readonly string[] = [], options: PageOptions = {}): void {
   res
-    .set('Content-Security-Policy', contentSecurityPolicy(formTargets))
+    .set('Content-Security-Policy', contentSecurityPolicy(formTargets, options))
     // SPEC 10.14: for browsers that predate CSP's frame-ancestors
     .set('X-Frame-Options', 'DENY')
     .set('X-Content-Type-Options', 'nosniff')

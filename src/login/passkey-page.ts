@@ -11,7 +11,7 @@ import type { Gatehouse } from '../context.ts';
 import { relyingParty } from '../domain/passkey-party.ts';
 import { html, type Html } from '../http/html.ts';
 import { LOGIN_UI_PATH } from '../http/paths.ts';
-import { contentSecurityPolicy, formTargetOf, securityHeaders } from '../http/respond.ts';
+import { formTargetOf, securityHeaders } from '../http/respond.ts';
 import { stepFields, type Step } from './flow.ts';
 
 const script = readFileSync(new URL('../http/assets/passkey.js', import.meta.url));
@@ -40,15 +40,20 @@ export function passkeysEnabled(gh: Gatehouse): boolean {
   return relyingParty(gh.config).enabled;
 }
 
-/** The passkey button with its (hidden) form, and the script that brings it to life. */
-export function passkeyForm(step: Step, mode: PasskeyMode): Html {
+/**
+ * The passkey button with its (hidden) form, and the script that brings it to life. With `autofill`
+ * the script also offers the browser's passkeys in the autofill of the page's `webauthn` field
+ * (conditional mediation); a page that shows a refusal does not, so that an autofill choice the
+ * server refused is not made again by itself.
+ */
+export function passkeyForm(step: Step, mode: PasskeyMode, options: { autofill?: boolean } = {}): Html {
   const { m } = step;
-  return html`<form method="post" action="${PASSKEY_STEP_PATH}" class="passkey" data-options="${PASSKEY_OPTIONS_PATH}" data-refused="${m.passkeyRefused}" hidden>
+  return html`<form method="post" action="${PASSKEY_STEP_PATH}" class="passkey" data-options="${PASSKEY_OPTIONS_PATH}" data-refused="${m.passkeyRefused}"${options.autofill === true ? html` data-autofill` : ''} hidden>
 ${stepFields(step)}
 <input type="hidden" name="mode" value="${mode}">
 <input type="hidden" name="challengeId" value="">
 <input type="hidden" name="credential" value="">
-<button type="button" class="primary">${m.passkeySignIn}</button>
+<button type="button" class="${mode === 'login' ? 'secondary' : 'primary'}">${m.passkeySignIn}</button>
 </form>
 ${passkeyScript()}`;
 }
@@ -64,8 +69,7 @@ export function sendPasskeyStep(res: Response, step: Step, status: number, body:
 
 /** A page with the passkey script: the usual headers, and scripts and fetches of this origin. */
 export function sendScriptedPage(res: Response, status: number, body: Html, formTargets: readonly string[] = []): void {
-  securityHeaders(res, formTargets);
-  res.set('Content-Security-Policy', `${contentSecurityPolicy(formTargets)}; script-src 'self'; connect-src 'self'`);
+  securityHeaders(res, formTargets, { scripts: true });
   res.status(status).type('text/html; charset=utf-8').send(body.value);
 }
 

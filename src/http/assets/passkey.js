@@ -4,6 +4,11 @@
 // with its CSRF token), lets the browser ask the authenticator (navigator.credentials.get or
 // create), and submits the result with the form: the server answers with the next page (the client's
 // callback, or the same page with its message when refused).
+// A form.passkey with data-autofill also offers the browser's passkeys in the autofill of the page's
+// `autocomplete="... webauthn"` field (conditional mediation): a request that waits, silently, until
+// the user picks a passkey there. The button stops it first (a browser runs one request at a time),
+// and a challenge about to lapse is replaced by a fresh one.
+// A form.passkey-add with data-reuse tries again with the same registration after a cancelled ceremony.
 'use strict';
 
 (function () {
@@ -97,17 +102,71 @@
     return reply.json();
   }
 
-  async function signIn(form, button) {
-    var started = await fetchOptions(form);
-    var credential = await navigator.credentials.get({ publicKey: requestOptions(started.options) });
-    if (!credential) throw new Error('no credential');
-    form.elements.namedItem('challengeId').value = started.challengeId;
+  function submitAssertion(form, challengeId, credential) {
+    form.elements.namedItem('challengeId').value = challengeId;
     form.elements.namedItem('credential').value = JSON.stringify(assertionJson(credential));
     form.submit();
   }
 
-  async function register(form) {
+  function ignore() {}
+
+  // Conditional mediation for a sign-in form; returns the function that stops it (and waits until the
+  // browser has let go of the request).
+  function offerInAutofill(form) {
+    var stopped = false;
+    var pending = null;
+    async function run() {
+      var started = await fetchOptions(form);
+      if (stopped) return;
+      var controller = new AbortController();
+      var request = navigator.credentials.get({ mediation: 'conditional', publicKey: requestOptions(started.options), signal: controller.signal });
+      pending = { controller: controller, settled: request.then(ignore, ignore) };
+      // The server forgets a challenge after options.timeout: ask for a new one a little before.
+      var lapse = setTimeout(function () {
+        controller.abort();
+      }, Math.max(10000, (started.options.timeout || 300000) - 10000));
+      try {
+        var credential = await request;
+        if (stopped || !credential) return;
+        stopped = true;
+        submitAssertion(form, started.challengeId, credential);
+      } catch (error) {
+        if (!stopped && controller.signal.aborted) run().catch(ignore);
+      } finally {
+        clearTimeout(lapse);
+      }
+    }
+    run().catch(ignore);
+    return async function stop() {
+      stopped = true;
+      if (pending) {
+        pending.controller.abort();
+        await pending.settled;
+      }
+    };
+  }
+
+  async function signIn(form) {
     var started = await fetchOptions(form);
+    var credential = await navigator.credentials.get({ publicKey: requestOptions(started.options) });
+    if (!credential) throw new Error('no credential');
+    submitAssertion(form, started.challengeId, credential);
+  }
+
+  // A form.passkey-add with data-reuse (a registration link's page) keeps its options for another try:
+  // the code was used when they were handed out, and the registration lasts options.timeout.
+  var kept = new WeakMap();
+
+  async function registrationOptions(form) {
+    var last = kept.get(form);
+    if (last && Date.now() < last.until) return last.started;
+    var started = await fetchOptions(form);
+    if (form.hasAttribute('data-reuse')) kept.set(form, { started: started, until: Date.now() + (started.options.timeout || 300000) - 10000 });
+    return started;
+  }
+
+  async function register(form) {
+    var started = await registrationOptions(form);
     var credential = await navigator.credentials.create({ publicKey: creationOptions(started.options) });
     if (!credential) throw new Error('no credential');
     form.elements.namedItem('passkeyId').value = started.passkeyId;
@@ -115,15 +174,31 @@
     form.submit();
   }
 
+  async function autofillAvailable() {
+    try {
+      return typeof PublicKeyCredential.isConditionalMediationAvailable === 'function' && (await PublicKeyCredential.isConditionalMediationAvailable());
+    } catch (error) {
+      return false;
+    }
+  }
+
   function wire(selector, ceremony, messageAttribute) {
     document.querySelectorAll(selector).forEach(function (form) {
       var button = form.querySelector('button');
       if (!button) return;
       form.hidden = false;
+      var stopAutofill = null;
+      if (form.hasAttribute('data-autofill')) {
+        autofillAvailable().then(function (available) {
+          if (available && !button.disabled) stopAutofill = offerInAutofill(form);
+        });
+      }
       button.addEventListener('click', async function () {
         if (!form.reportValidity()) return;
         button.disabled = true;
         try {
+          if (stopAutofill) await stopAutofill();
+          stopAutofill = null;
           await ceremony(form);
         } catch (error) {
           // Cancelled, no passkey, or no options: the same message as a refusal by the server.

@@ -3,7 +3,9 @@
  * name continues to the password step, known or not, and the request remembers it as typed, so
  * nothing tells an unknown name from a known one (no enumeration). The one exception, accepted by
  * SPEC §11: a user with a passkey goes to the passkey-first step. When passkeys are enabled the page
- * also has the username-less "Sign in with a passkey" button (login/passkey-page.ts).
+ * also has the username-less "Sign in with a passkey" button (login/passkey-page.ts), and the login
+ * name field offers the browser's passkeys in its autofill (`autocomplete="username webauthn"`,
+ * conditional mediation), except on a page that shows a refused passkey.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -40,10 +42,10 @@ export async function renderLoginName(gh: Gatehouse, res: Response, step: Step, 
   const body = html`<p>${m.loginIntro}</p>
 <form method="post" action="${stepAction('login')}">
 ${stepFields(step)}
-${field({ name: 'loginName', label: m.loginName, value, autocomplete: 'username', hint: m.loginNameHint, error, autofocus: true, maxLength: MAX_LOGIN_NAME, verbatim: true })}
+${field({ name: 'loginName', label: m.loginName, value, autocomplete: passkeys ? 'username webauthn' : 'username', hint: m.loginNameHint, error, autofocus: true, maxLength: MAX_LOGIN_NAME, verbatim: true })}
 ${button(m.next)}
 </form>
-${passkeys ? passkeyForm(step, 'login') : ''}
+${passkeys ? passkeyForm(step, 'login', { autofill: problem.alert === undefined }) : ''}
 <nav class="links">
 ${signedIn ? link(stepPath('accounts', request.id), m.chooseSignedIn) : ''}
 ${canRegister ? link(stepPath('register', request.id), m.createAccount) : ''}

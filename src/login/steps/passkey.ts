@@ -66,10 +66,7 @@ async function showAgain(gh: Gatehouse, res: Response, step: Step, mode: Passkey
   return renderLoginName(gh, res, step, status, remembered, { alert });
 }
 
-/**
- * As finish.ts finishWithAuthentication, with the assertion's time as the session's auth_time: the
- * run of failures ends, the browser gets a fresh cookie, and /authorize answers the client.
- */
+/** Whole minutes until `until`, at least one: what the lockout message says. */
 function minutesUntil(until: Date, now = Date.now()): number {
   return Math.max(1, Math.ceil((until.getTime() - now) / 60_000));
 }
