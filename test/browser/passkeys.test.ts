@@ -37,6 +37,10 @@ const USERS = {
   later: '281000000000000005',
   /** Its passkey is copied to an authenticator whose counter starts over. */
   twin: '281000000000000006',
+  /** Picks its passkey from the login name field's autofill. */
+  filler: '281000000000000007',
+  /** Adds its first passkey through a mailed registration link, without a password. */
+  linked: '281000000000000008',
 } as const;
 const REFUSED = 'Signing in with a passkey did not work. Try again, or sign in another way.';
 
@@ -63,7 +67,16 @@ maybe('passkeys in the login UI', () => {
     origin = `http://localhost:${port}`;
     const human = (id: string, userName: string) => ({ id, userName, password: PASSWORD, email: `${userName}@managed.test`, emailVerified: true, givenName: userName });
     const document = managementDocument({
-      users: [human(USERS.nomad, 'nomad'), human(USERS.typist, 'typist'), human(USERS.deutsch, 'deutsch'), human(USERS.selfie, 'selfie'), human(USERS.later, 'later'), human(USERS.twin, 'twin')],
+      users: [
+        human(USERS.nomad, 'nomad'),
+        human(USERS.typist, 'typist'),
+        human(USERS.deutsch, 'deutsch'),
+        human(USERS.selfie, 'selfie'),
+        human(USERS.later, 'later'),
+        human(USERS.twin, 'twin'),
+        human(USERS.filler, 'filler'),
+        { id: USERS.linked, userName: 'linked', email: 'linked@managed.test', emailVerified: true, givenName: 'linked' },
+      ],
       projects: [
         {
           name: 'shop',
@@ -101,9 +114,16 @@ maybe('passkeys in the login UI', () => {
     return client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
   }
 
-  /** A page with a virtual authenticator of its own (empty), and the DevTools session that drives it. */
-  async function pageWithAuthenticator(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page; authenticator: Authenticator }> {
+  /**
+   * A page with a virtual authenticator of its own (empty), and the DevTools session that drives it.
+   * Chromium's virtual authenticator answers a conditional (autofill) request at once, as if the
+   * user had picked the passkey from the autofill. So that a test can press the button, its browser
+   * says it has no autofill for passkeys (as browsers without conditional mediation do), unless the
+   * test is about the autofill.
+   */
+  async function pageWithAuthenticator(locale = 'en-US', options: { autofill?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; authenticator: Authenticator }> {
     const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
+    if (options.autofill !== true) await context.addInitScript('if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
@@ -179,6 +199,103 @@ maybe('passkeys in the login UI', () => {
     await context.close();
   }, 60000);
 
+  it("offers the passkeys in the login name field's autofill (conditional mediation); a refused one is not tried again by itself", async () => {
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator('en-US', { autofill: true });
+    const passkeyId = await registerPasskey(page, USERS.filler, 'Phone');
+    const { state, nonce } = await authorize(config, page);
+    // the virtual authenticator picks the passkey from the autofill as soon as the page offers it
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    expect(tokens.claims()).toMatchObject({ sub: USERS.filler, amr: ['user', 'mfa'] });
+
+    // a removed passkey picked from the autofill: the one refusal, and the page does not offer it again
+    expect((await rest(server, 'DELETE', `/v2/users/${USERS.filler}/passkeys/${passkeyId}`, admin)).status).toBe(200);
+    await authorize(config, page, { prompt: 'login' });
+    await page.waitForURL(`${origin}/ui/login/passkey`);
+    await alertShown(page);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
+    expect(await page.getAttribute('input[name="loginName"]', 'autocomplete')).toBe('username webauthn');
+    expect(await page.locator('form.passkey[data-autofill]').count()).toBe(0);
+    const challenges = async () => (await server.running.gh.db.selectFrom('passkey_challenges').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n;
+    const before = await challenges();
+    await page.waitForTimeout(1000);
+    expect(await challenges()).toBe(before);
+    expect(new URL(page.url()).pathname).toBe('/ui/login/passkey');
+    await context.close();
+  }, 60000);
+
+  it('a mailed registration link adds a passkey without a sign-in; the code works once, for this browser', async () => {
+    const config = await relyingParty();
+    const { context, page } = await pageWithAuthenticator('en-US', { autofill: true });
+    const sent = await rest(server, 'POST', `/v2/users/${USERS.linked}/passkeys/registration_link`, admin, { sendLink: {} });
+    expect(sent.status).toBe(200);
+    const mail = await server.running.gh.db.selectFrom('outbox').select('text_body').where('recipient', '=', 'linked@managed.test').executeTakeFirstOrThrow();
+    const link = new RegExp(`${origin}/ui/login/passkeys\\?[^\\s]+`).exec(mail.text_body)?.[0];
+    if (link === undefined) throw new Error(`no link in ${mail.text_body}`);
+    const url = new URL(link);
+    expect(url.searchParams.get('userID')).toBe(USERS.linked);
+
+    // a wrong code shows the same page, and is refused with the one message
+    const wrong = new URL(url);
+    wrong.searchParams.set('code', 'AAAAAAAAAAAA');
+    await page.goto(wrong.href);
+    expect(await page.textContent('main')).not.toContain('linked');
+    await page.fill('input[name="name"]', 'Phone');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await alertShown(page);
+    expect(await page.textContent('[role="alert"]')).toContain('the link may have expired or been used already');
+
+    await page.goto(url.href);
+    expect(await page.textContent('h1')).toBe('Your passkeys');
+    await page.fill('input[name="name"]', 'Phone');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('Your passkey has been added.').waitFor();
+    const listed = await rest(server, 'POST', `/v2/users/${USERS.linked}/passkeys/_search`, admin, {});
+    expect(listed.json['result']).toEqual([{ id: expect.any(String), state: 'AUTH_FACTOR_STATE_READY', name: 'Phone' }]);
+
+    // the link is used up
+    await page.goto(url.href);
+    await page.fill('input[name="name"]', 'Another');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await alertShown(page);
+    expect(await page.textContent('[role="alert"]')).toContain('the link may have expired or been used already');
+
+    // the user, who has no password, signs in with the new passkey (here from the autofill)
+    const { state, nonce } = await authorize(config, page);
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    expect(tokens.claims()).toMatchObject({ sub: USERS.linked, amr: ['user', 'mfa'] });
+
+    // a registration started with a code is finished by the browser that started it, not another one
+    const returned = await rest(server, 'POST', `/v2/users/${USERS.linked}/passkeys/registration_link`, admin, { returnCode: {} });
+    const code = returned.json['code'] as { id: string; code: string };
+    const codeUrl = `${origin}/ui/login/passkeys?userID=${USERS.linked}&codeID=${code.id}&code=${code.code}`;
+    const linkForm = async (p: Page) => {
+      await p.goto(codeUrl);
+      return { csrfToken: await p.inputValue('input[name="csrfToken"]'), userID: USERS.linked, codeID: code.id, code: code.code, name: 'Second' };
+    };
+    const fields = await linkForm(page);
+    const options = await page.request.post(`${origin}/ui/login/passkeys/options`, { form: { ...fields, action: 'add-with-code' } });
+    expect(options.status()).toBe(200);
+    const { passkeyId, options: creation } = (await options.json()) as { passkeyId: string; options: unknown };
+    const other = await pageWithAuthenticator();
+    const otherFields = await linkForm(other.page);
+    const credential = JSON.stringify(
+      await other.page.evaluate(
+        `(async (json) => (await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(json) })).toJSON())(${JSON.stringify(creation)})`,
+      ),
+    );
+    const stolen = await other.page.request.post(`${origin}/ui/login/passkeys`, { form: { ...otherFields, action: 'add-with-code', passkeyId, credential } });
+    expect(stolen.status()).toBe(400);
+    expect(await stolen.text()).toContain('the link may have expired or been used already');
+    const own = await page.request.post(`${origin}/ui/login/passkeys`, { form: { ...fields, action: 'add-with-code', passkeyId, credential } });
+    expect(own.status()).toBe(200);
+    expect(await own.text()).toContain('Your passkey has been added.');
+    await other.context.close();
+    await context.close();
+  }, 60000);
+
   it('offers the passkey first after a login name that has one, with "Use password instead"; a passkey is the second factor', async () => {
     // an authenticator-app user: the passkey sign-in needs no one-time code, and its session serves later requests
     const gh = server.running.gh;
@@ -250,9 +367,14 @@ maybe('passkeys in the login UI', () => {
 
   it('a browser without the credential gets the one refusal message and stays on the page', async () => {
     const config = await relyingParty();
-    const { context, page } = await pageWithAuthenticator();
+    const { context, page } = await pageWithAuthenticator('en-US', { autofill: true });
+    const autofillStarted = page.waitForResponse((r) => r.url().endsWith('/ui/login/passkey/options'));
     await authorize(config, page);
     await page.waitForSelector('input[name="loginName"]');
+    // the autofill found no passkey: it says nothing, and the button still works
+    await autofillStarted;
+    await page.waitForTimeout(300);
+    expect((await page.textContent('[role="alert"]'))?.trim()).toBe('');
     await passkeyButton(page).click();
     await alertShown(page);
     expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
@@ -383,6 +505,28 @@ maybe('passkeys in the login UI', () => {
     expect((await post('/ui/login/passkeys', 'userID=1&action=remove&passkeyId=1')).status).toBe(403);
     expect((await post('/ui/login/passkeys/options', 'userID=1&name=x')).status).toBe(403);
     expect((await fetch(`${origin}/ui/login/passkeys/options`)).status).toBe(405);
+    expect((await post('/ui/login/passkeys/options', `userID=${USERS.linked}&codeID=1&code=x&action=add-with-code&name=x`)).status).toBe(403);
+    // a registration link's forms with a valid CSRF token, and bad fields: 400, nothing started
+    const { context, page } = await pageWithAuthenticator();
+    await page.goto(`${origin}/ui/login/passkeys?userID=${USERS.linked}&codeID=1&code=x`);
+    const csrfToken = await page.inputValue('input[name="csrfToken"]');
+    const linkForm = { csrfToken, userID: USERS.linked, codeID: '1', code: 'x', action: 'add-with-code', name: 'x' };
+    for (const form of [
+      linkForm,
+      { ...linkForm, userID: '999999999999999999' },
+      { ...linkForm, userID: 'not a number' },
+      { ...linkForm, code: 'x'.repeat(10_000) },
+      { ...linkForm, name: '' },
+      { ...linkForm, codeID: '' },
+    ]) {
+      const options = await page.request.post(`${origin}/ui/login/passkeys/options`, { form });
+      expect([form, options.status(), await options.json()]).toEqual([form, 400, { error: 'refused' }]);
+      const finished = await page.request.post(`${origin}/ui/login/passkeys`, { form: { ...form, passkeyId: '1', credential: '{"id":1}' } });
+      expect([form, finished.status()]).toEqual([form, 400]);
+    }
+    const pending = await server.running.gh.db.selectFrom('passkeys').select('id').where('user_id', '=', USERS.linked).where('state', '=', 'pending').execute();
+    expect(pending).toEqual([]);
+    await context.close();
     const script = await fetch(`${origin}/ui/login/assets/passkey.js`);
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
   });

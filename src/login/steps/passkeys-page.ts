@@ -9,12 +9,17 @@
  *   page offers "Sign in again" (a sign-in with prompt=login for that user).
  * - Adding: the script asks POST /ui/login/passkeys/options for the options (a pending
  *   registration), lets the browser create the credential and posts it here with its name.
+ * - A registration link (CreatePasskeyRegistrationLink: `?userID=&codeID=&code=`) needs no sign-in:
+ *   the code stands in for it (passkey-codes.ts), as in ZITADEL. The page shows no name or address
+ *   before the code has been accepted, and every refusal (unknown user, wrong, used or lapsed code)
+ *   is the same. The code is used when the options are handed out; the registration it starts may be
+ *   finished by this browser only (its cookie is the code's holder), within 5 minutes.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { createAuthRequest } from '../../domain/auth-requests.ts';
 import { relyingParty } from '../../domain/passkey-party.ts';
-import { finishPasskeyRegistration, startPasskeyRegistration } from '../../domain/passkey-registration.ts';
+import { finishPasskeyRegistration, startedWithCodeBy, startPasskeyRegistration } from '../../domain/passkey-registration.ts';
 import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyInfo, type PasskeyUser } from '../../domain/passkeys.ts';
 import { activeSessions, type UserSession } from '../../domain/sessions.ts';
 import { browserHashOf, browserOf } from '../../http/browser.ts';
@@ -37,6 +42,24 @@ const OPTIONS_PATH = `${PASSKEYS_PAGE_PATH}/options`;
 const FRESH_MS = 10 * 60_000;
 /** As the API's passkeyName (1–200 characters). */
 const MAX_NAME = 200;
+/** Longest code id or code looked at (as the API's limit on these fields). */
+const MAX_CODE = 200;
+const ID = /^\d{1,24}$/;
+
+/** A registration link's user and code, as the link (or the page's form) carries them. */
+interface LinkCode {
+  userId: string;
+  id: string;
+  code: string;
+}
+
+function linkCodeOf(fields: ReadonlyMap<string, string>): LinkCode | undefined {
+  const userId = fields.get('userID') ?? '';
+  const id = fields.get('codeID') ?? '';
+  const code = fields.get('code') ?? '';
+  if (!ID.test(userId) || id === '' || code === '' || id.length > MAX_CODE || code.length > MAX_CODE) return undefined;
+  return { userId, id, code };
+}
 
 interface Account {
   session: UserSession;
@@ -165,6 +188,28 @@ ${ctx.accounts.length > 1 ? html`<nav class="links">${link(PASSKEYS_PAGE_PATH, m
   sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
 }
 
+/** The page of a registration link: a name and the button, nothing about the user yet. */
+function renderLinkPage(gh: Gatehouse, req: Request, res: Response, m: Messages, link: LinkCode, status: number, alert?: string): void {
+  const csrf = csrfTokenFor(gh, req, res);
+  const body = html`<p>${m.passkeyLinkIntro}</p>
+<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${m.passkeyLinkFailed}" data-reuse hidden>
+${hidden(csrf, link.userId)}
+<input type="hidden" name="codeID" value="${link.id}">
+<input type="hidden" name="code" value="${link.code}">
+<input type="hidden" name="action" value="add-with-code">
+<input type="hidden" name="passkeyId" value="">
+<input type="hidden" name="credential" value="">
+${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passkeyNameHint, maxLength: MAX_NAME })}
+<button type="button" class="primary">${m.passkeyAdd}</button>
+</form>
+${passkeyScript()}`;
+  sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
+}
+
+function renderLinkDone(res: Response, m: Messages): void {
+  sendScriptedPage(res, 200, page({ m, title: m.passkeysTitle, body: html`<p>${m.passkeyLinkDone}</p>` }));
+}
+
 function renderChoice(res: Response, ctx: Context): void {
   const { m } = ctx;
   const items = ctx.accounts.map(
@@ -194,15 +239,46 @@ function parsed(text: string | undefined): unknown {
 }
 
 export function passkeysPage(gh: Gatehouse) {
-  /** The form's account, after the CSRF check; undefined when an answer has been sent. */
-  async function submitted(req: Request, res: Response): Promise<{ ctx: Context; form: ReadonlyMap<string, string>; account: Account } | undefined> {
+  /** The checked form and the page's context; undefined when an answer has been sent. */
+  async function checkedForm(req: Request, res: Response): Promise<{ ctx: Context; form: ReadonlyMap<string, string> } | undefined> {
     const form = await readForm(req, gh.config.maxBodyBytes);
     const ctx = await contextOf(gh, req, []);
     if (!relyingParty(gh.config).enabled) return void disabled(res, ctx.m);
     if (!csrfValid(gh, req, form)) return void refuseForgedForm(res, ctx.m);
+    return { ctx, form };
+  }
+
+  /** The form's signed-in account; undefined when an answer has been sent. */
+  function accountOf(res: Response, ctx: Context, form: ReadonlyMap<string, string>): Account | undefined {
     const account = ctx.accounts.find((a) => a.user.id === form.get('userID'));
-    if (account === undefined) return void seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
-    return { ctx, form, account };
+    if (account === undefined) seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
+    return account;
+  }
+
+  /** The user a registration link names, when it may hold passkeys; one answer for every miss. */
+  async function linkUser(link: LinkCode): Promise<PasskeyUser | undefined> {
+    const user = await loadPasskeyUser(gh.db, gh.instanceId, link.userId);
+    return user?.kind === 'human' ? user : undefined;
+  }
+
+  /** Who holds a code used on this page: the browser (its cookie, checked with the form's CSRF token). */
+  function codeHolder(req: Request): string {
+    return `browser:${browserHashOf(gh, req) ?? ''}`;
+  }
+
+  /** A registration link's form: the pending registration this browser started with the code, finished. */
+  async function submitWithCode(req: Request, res: Response, m: Messages, form: ReadonlyMap<string, string>): Promise<void> {
+    const link = linkCodeOf(form);
+    if (link === undefined) return showErrorPage(res, m, { status: 400, error: 'invalid_request', description: 'the link is incomplete' });
+    const name = trimmedName(form);
+    const credential = parsed(form.get('credential'));
+    const passkeyId = form.get('passkeyId') ?? '';
+    const user = await linkUser(link);
+    const ours = user !== undefined && ID.test(passkeyId) && (await startedWithCodeBy(gh.db, user.id, passkeyId, codeHolder(req)));
+    if (!ours || name === undefined || credential === undefined) return renderLinkPage(gh, req, res, m, link, 400, m.passkeyLinkFailed);
+    const finished = await finishPasskeyRegistration(gh, user, { passkeyId, credential, name, creator: user.id });
+    if (finished.kind !== 'verified') return renderLinkPage(gh, req, res, m, link, 400, m.passkeyLinkFailed);
+    renderLinkDone(res, m);
   }
 
   return {
@@ -210,21 +286,26 @@ export function passkeysPage(gh: Gatehouse) {
       const query = queryOf(req);
       const ctx = await contextOf(gh, req, (query.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10));
       if (!relyingParty(gh.config).enabled) return disabled(res, ctx.m);
+      const link = linkCodeOf(query);
+      if (link !== undefined) return renderLinkPage(gh, req, res, ctx.m, link, 200);
       const wanted = query.get('userID');
       const chosen = wanted === undefined ? (ctx.accounts.length === 1 ? ctx.accounts[0] : undefined) : ctx.accounts.find((a) => a.user.id === wanted);
       if (chosen !== undefined) return renderAccount(gh, req, res, ctx, chosen, 200);
       if (ctx.accounts.length > 0 && wanted === undefined) return renderChoice(res, ctx);
       // Nobody signed in (or not the user the link names): sign in first. The link's user id is not
       // turned into a login hint: that would tell anyone the login name of any user id.
-      return startSignIn(gh, req, res, ctx, { returnTo: wanted !== undefined && /^\d{1,24}$/.test(wanted) ? wanted : undefined });
+      return startSignIn(gh, req, res, ctx, { returnTo: wanted !== undefined && ID.test(wanted) ? wanted : undefined });
     },
 
     async submit(req: Request, res: Response): Promise<void> {
-      const got = await submitted(req, res);
+      const got = await checkedForm(req, res);
       if (got === undefined) return;
-      const { ctx, form, account } = got;
+      const { ctx, form } = got;
       const { m } = ctx;
       const action = form.get('action');
+      if (action === 'add-with-code') return submitWithCode(req, res, m, form);
+      const account = accountOf(res, ctx, form);
+      if (account === undefined) return;
       // A signed-in user of this browser signs in again: its login name may be prefilled.
       if (action === 'signin') return startSignIn(gh, req, res, ctx, { again: account.user });
       if (!isFresh(account.session)) return renderAccount(gh, req, res, ctx, account, 403, m.passkeysReauth);
@@ -238,7 +319,7 @@ export function passkeysPage(gh: Gatehouse) {
       if (action === 'add') {
         const name = trimmedName(form);
         const credential = parsed(form.get('credential'));
-        if (name === undefined || credential === undefined || !/^\d{1,24}$/.test(passkeyId)) return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
+        if (name === undefined || credential === undefined || !ID.test(passkeyId)) return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
         const finished = await finishPasskeyRegistration(gh, account.user, { passkeyId, credential, name, creator: account.user.id });
         if (finished.kind !== 'verified') return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
         return back();
@@ -246,11 +327,25 @@ export function passkeysPage(gh: Gatehouse) {
       return renderAccount(gh, req, res, ctx, account, 400);
     },
 
-    /** The options of a new registration for the page's script: JSON, never cached. */
+    /**
+     * The options of a new registration for the page's script: JSON, never cached. With a link's
+     * code, the code is used here (one registration per code) and this browser becomes its holder.
+     */
     async options(req: Request, res: Response): Promise<void> {
-      const got = await submitted(req, res);
+      const got = await checkedForm(req, res);
       if (got === undefined) return;
-      const { form, account } = got;
+      const { ctx, form } = got;
+      if (form.get('action') === 'add-with-code') {
+        securityHeaders(res);
+        const link = linkCodeOf(form);
+        const user = link === undefined ? undefined : await linkUser(link);
+        if (link === undefined || user === undefined || trimmedName(form) === undefined) return void res.status(400).json({ error: 'refused' });
+        const started = await startPasskeyRegistration(gh, user, { creator: user.id, code: { id: link.id, code: link.code, holder: codeHolder(req) } });
+        if (started.kind !== 'started') return void res.status(400).json({ error: 'refused' });
+        return void res.status(200).json({ passkeyId: started.registration.passkeyId, options: started.registration.options });
+      }
+      const account = accountOf(res, ctx, form);
+      if (account === undefined) return;
       securityHeaders(res);
       if (!isFresh(account.session)) return void res.status(403).json({ error: 'sign in again' });
       if (trimmedName(form) === undefined) return void res.status(400).json({ error: 'name' });
