@@ -1,7 +1,9 @@
 /**
  * The full authorization code flow without a browser, as `npm run bench` measures it: authorize →
- * login name → password → callback → token, with cookies kept per flow. Each worker runs flows one
- * after another; the figure is completed flows per second (every flow pays one argon2id check).
+ * login name page → a sign-in → callback → token, with cookies kept per flow. The sign-in is a
+ * function of the login name page: the password one here (login name, then password: every flow pays
+ * one argon2id check), the passkey one in passkey-flow.ts. Each worker runs flows one after another;
+ * the figure is completed flows per second.
  */
 import http from 'node:http';
 
@@ -10,15 +12,13 @@ export interface FlowOptions {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
-  loginName: string;
-  password: string;
   /** Default: openid. */
   scope?: string;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-interface Reply {
+export interface Reply {
   status: number;
   location: string | undefined;
   cookies: string[];
@@ -41,40 +41,74 @@ function send(url: string, options: { method?: string; headers?: Record<string, 
   });
 }
 
-function expectRedirect(reply: Reply, step: string): string {
+export function expectRedirect(reply: Reply, step: string): string {
   if (reply.status !== 303 && reply.status !== 302) throw new Error(`${step}: expected a redirect, got ${reply.status}`);
   return reply.location!;
 }
 
-/** One complete flow; resolves with the access token once the token endpoint has answered 200. */
-export async function codeFlow(options: FlowOptions): Promise<string> {
-  const jar = new Map<string, string>();
-  const keep = (reply: Reply) => {
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+
+/** One flow's browser: it keeps every cookie it is given (the sign-in renews it, SPEC 10.7) and sends them back. */
+export class Browser {
+  private readonly jar = new Map<string, string>();
+
+  get(url: string): Promise<Reply> {
+    return this.kept(send(url, { headers: this.cookieHeader() }));
+  }
+
+  /** A form post, as the login UI's forms (and its passkey script) send them. */
+  post(url: string, fields: Record<string, string>): Promise<Reply> {
+    return this.kept(send(url, { method: 'POST', headers: { ...this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) }));
+  }
+
+  private cookieHeader(): Record<string, string> {
+    return this.jar.size === 0 ? {} : { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+  }
+
+  private async kept(pending: Promise<Reply>): Promise<Reply> {
+    const reply = await pending;
     for (const cookie of reply.cookies) {
       const eq = cookie.indexOf('=');
-      jar.set(cookie.slice(0, eq), cookie.slice(eq + 1));
+      this.jar.set(cookie.slice(0, eq), cookie.slice(eq + 1));
     }
-  };
-  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-  const post = (url: string, fields: Record<string, string>) =>
-    send(url, { method: 'POST', headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) });
+    return reply;
+  }
+}
 
+/** The login name page /authorize sent the browser to. */
+export interface LoginPage {
+  browser: Browser;
+  /** Its URL, with the authRequestID. */
+  url: string;
+  requestId: string;
+  csrf: string;
+  body: string;
+}
+
+/** Signs in from the login name page; resolves with where the sign-in sent the browser (the callback). */
+export type SignIn = (page: LoginPage) => Promise<string>;
+
+/** Login name, then password. */
+export function passwordSignIn(loginName: string, password: string): SignIn {
+  return async ({ browser, url, requestId, csrf }) => {
+    const named = await browser.post(url.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, loginName });
+    const passwordUrl = expectRedirect(named, 'login name');
+    const passed = await browser.post(passwordUrl.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, password });
+    return expectRedirect(passed, 'password');
+  };
+}
+
+/** One complete flow; resolves with the access token once the token endpoint has answered 200. */
+export async function codeFlow(options: FlowOptions, signIn: SignIn): Promise<string> {
+  const browser = new Browser();
   const authorize = `${options.base}/oauth/v2/authorize?${form({ client_id: options.clientId, redirect_uri: options.redirectUri, response_type: 'code', scope: options.scope ?? 'openid', state: 'bench' })}`;
-  const start = await send(authorize);
-  keep(start);
-  const loginUrl = expectRedirect(start, 'authorize');
+  const loginUrl = expectRedirect(await browser.get(authorize), 'authorize');
   const requestId = new URL(loginUrl).searchParams.get('authRequestID')!;
-  const page = await send(loginUrl, { headers: { cookie: cookie() } });
-  keep(page);
+  const page = await browser.get(loginUrl);
   const csrf = /name="csrfToken" value="([^"]+)"/.exec(page.body)?.[1];
   if (!csrf) throw new Error('login page: no CSRF token');
-  const named = await post(loginUrl.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, loginName: options.loginName });
-  const passwordUrl = expectRedirect(named, 'login name');
-  const passed = await post(passwordUrl.split('?')[0]!, { authRequestID: requestId, csrfToken: csrf, password: options.password });
-  keep(passed); // the sign-in renews the browser cookie (SPEC 10.7)
-  const callback = expectRedirect(passed, 'password');
-  const answered = await send(callback, { headers: { cookie: cookie() } });
+  const callback = await signIn({ browser, url: loginUrl, requestId, csrf, body: page.body });
+  const answered = await browser.get(callback);
   const code = new URL(expectRedirect(answered, 'callback')).searchParams.get('code');
   if (!code) throw new Error('callback: no code');
   const token = await send(`${options.base}/oauth/v2/token`, {
@@ -96,22 +130,23 @@ export interface FlowResult {
   errors: number;
 }
 
-/** Runs `concurrency` workers for `seconds`. */
-export async function measureFlows(options: FlowOptions, concurrency: number, seconds: number): Promise<FlowResult> {
+/** Runs `concurrency` workers for `seconds`, worker i signing in with `signInOf(i)`. */
+export async function measureFlows(options: FlowOptions, signInOf: (worker: number) => SignIn, concurrency: number, seconds: number): Promise<FlowResult> {
   const latencies: number[] = [];
   let errors = 0;
   const deadline = Date.now() + seconds * 1000;
   const started = Date.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, worker) => {
+      const signIn = signInOf(worker);
       while (Date.now() < deadline) {
         const t = performance.now();
         try {
-          await codeFlow(options);
+          await codeFlow(options, signIn);
           latencies.push(performance.now() - t);
-        } catch {
+        } catch (error) {
           errors++;
-          if (errors > 50) throw new Error('the code flow keeps failing');
+          if (errors > 50) throw new Error('the code flow keeps failing', { cause: error });
         }
       }
     }),

@@ -5,6 +5,10 @@
  *
  * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a fresh
  * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
+ *
+ * The server's external URL is http://localhost:PORT, not an IP address, so that it has passkeys
+ * (a WebAuthn relying party id must be a host name): the code flow is measured with a password and
+ * with a passkey.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
@@ -15,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { codeFlow, measureFlows } from './code-flow.ts';
+import { codeFlow, measureFlows, passwordSignIn } from './code-flow.ts';
+import { passkeySignIn, registerPasskeys } from './passkey-flow.ts';
 import { loadAddOtpOverGrpc } from './rpc-load.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -144,7 +149,11 @@ async function main(): Promise<void> {
       {
         name: 'Bench',
         domain: 'bench.test',
-        users: [{ userName: 'alice', password: 'Correct-Horse-9', email: 'alice@bench.test', emailVerified: false }],
+        users: [
+          { userName: 'alice', password: 'Correct-Horse-9', email: 'alice@bench.test', emailVerified: false },
+          // Signs in with passkeys only: alice keeps none, so her login name still leads to the password step.
+          { userName: 'pia', email: 'pia@bench.test', emailVerified: false },
+        ],
         machines: [
           { userName: 'jwt-bot', secret: 'jwt-bot-secret', accessTokenType: 'jwt', roles: ['IAM_OWNER'], publicKeys: [{ keyId: '1', pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
           { userName: 'opaque-bot', secret: 'opaque-bot-secret', accessTokenType: 'opaque' },
@@ -173,7 +182,8 @@ async function main(): Promise<void> {
   };
   fs.writeFileSync(path.join(dir, 'bootstrap.yaml'), stringify(bootstrap));
   const port = 18080;
-  const url = `http://127.0.0.1:${port}`;
+  // Listens on 127.0.0.1, named localhost: a host name is a valid relying party id, an IP address is not.
+  const url = `http://localhost:${port}`;
   // The same runtime flags as `npm start` (package.json).
   const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
     NODE_OPTIONS: '--max-semi-space-size=4',
@@ -242,25 +252,26 @@ async function main(): Promise<void> {
       await load('key set', { url: `${url}/oauth/v2/keys` }, server.pid),
       await load('discovery', { url: `${url}/.well-known/openid-configuration` }, server.pid),
     );
-    const flowOptions = {
-      base: url,
-      clientId: 'bench-web',
-      clientSecret: 'bench-web-secret',
-      redirectUri: 'http://127.0.0.1:18099/callback',
-      loginName: 'alice@bench.test',
-      password: 'Correct-Horse-9',
-    };
-    await measureFlows(flowOptions, 4, 2); // warm-up
-    const flow = await measureFlows(flowOptions, 8, seconds);
+    const flowOptions = { base: url, clientId: 'bench-web', clientSecret: 'bench-web-secret', redirectUri: 'http://127.0.0.1:18099/callback' };
+    const alice = passwordSignIn('alice@bench.test', 'Correct-Horse-9');
+    await measureFlows(flowOptions, () => alice, 4, 2); // warm-up
+    const flow = await measureFlows(flowOptions, () => alice, 8, seconds);
+    const flowRss = peakRssMiB(server.pid);
     // The identity API with a user's token (scope openid and the API scope, so `aud` has the API: SPEC 10.5).
-    const userToken = await codeFlow({ ...flowOptions, scope });
-    const exchangeSubject = await codeFlow({ ...flowOptions, scope: 'openid profile' });
+    const userToken = await codeFlow({ ...flowOptions, scope }, alice);
+    const exchangeSubject = await codeFlow({ ...flowOptions, scope: 'openid profile' }, alice);
     const bearer = { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' };
     const aliceId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
     // returnCode is an administrator's (SPEC 10.1): the IAM_OWNER machine user asks for alice's code.
     const ownerToken = await fetch(`${url}/oauth/v2/token`, { method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody })
       .then(async (response) => ((await response.json()) as { access_token: string }).access_token);
     const owner = { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' };
+    // The same flow with a passkey sign-in: pia's passkeys, one per worker (a credential's counter
+    // must go up from one assertion to the next), registered by the IAM_OWNER over REST.
+    const pia = await registerPasskeys(url, ownerToken, await userIdOf(dbUrl.toString(), 'pia'), 8);
+    await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 4, 2); // warm-up
+    const passkeyFlow = await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 8, seconds);
+    const passkeyRss = peakRssMiB(server.pid);
     results.push(
       await load('AddMyAuthFactorOTP (REST)', { url: `${url}/auth/v1/users/me/auth_factors/otp`, method: 'POST', headers: bearer, body: '{}' }, server.pid),
       await load('ResendContactEmailCode returnCode', { url: `${url}/v3alpha/users/${aliceId}/email/resend`, method: 'POST', headers: owner, body: '{"returnCode":{}}' }, server.pid),
@@ -280,8 +291,9 @@ async function main(): Promise<void> {
     results.push({ name: 'AddMyAuthFactorOTP (gRPC h2c)', rps: grpc.perSecond, p99: grpc.p99, errors: grpc.errors, non2xx: 0, rssMiB: peakRssMiB(server.pid) });
     const argon2Ms = await argon2VerifyMs();
     codeFlowLine =
-      `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${peakRssMiB(server.pid)?.toFixed(1) ?? '-'} MiB\n` +
-      `argon2id: one password verification takes ${argon2Ms.toFixed(1)} ms on the server's core, so the flows spend ${((flow.perSecond * argon2Ms) / 10).toFixed(0)}% of that core in argon2`;
+      `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${flowRss?.toFixed(1) ?? '-'} MiB\n` +
+      `full code flow with a passkey (authorize → login → passkey → callback → token), 8 at a time: ${passkeyFlow.perSecond.toFixed(1)} flows/s, p99 ${passkeyFlow.p99.toFixed(0)} ms, ${passkeyFlow.errors} errors, RSS ${passkeyRss?.toFixed(1) ?? '-'} MiB\n` +
+      `argon2id: one password verification takes ${argon2Ms.toFixed(1)} ms on the server's core, so the password flows spend ${((flow.perSecond * argon2Ms) / 10).toFixed(0)}% of that core in argon2`;
   } finally {
     await stopChild(server);
     await admin.query(`drop database if exists ${dbName} with (force)`);
