@@ -332,6 +332,21 @@ maybe('passkeys in the login UI', () => {
     await page.waitForURL(`${rpBase}/callback**`);
     const reused = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: again.state, expectedNonce: again.nonce });
     expect(reused.claims()).toMatchObject({ sub: USERS.typist, amr: ['user', 'mfa'] });
+    // account selection offers the passkey session; past max_age, the chosen account signs in with its passkey again
+    const chosen = await authorize(config, page, { prompt: 'select_account' });
+    await page.getByRole('button', { name: /typist@managed\.test/ }).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    const selected = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: chosen.state, expectedNonce: chosen.nonce });
+    expect(selected.claims()).toMatchObject({ sub: USERS.typist, amr: ['user', 'mfa'], auth_time: tokens.claims()!.auth_time });
+    await page.waitForTimeout(1100); // a later auth_time, in whole seconds
+    const stale = await authorize(config, page, { prompt: 'select_account', max_age: '0' });
+    await page.getByRole('button', { name: /typist@managed\.test/ }).click();
+    await page.waitForURL(`${origin}/ui/login/passkey?**`);
+    await passkeyButton(page).click();
+    await page.waitForURL(`${rpBase}/callback**`);
+    const fresh = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: stale.state, expectedNonce: stale.nonce, maxAge: 0 });
+    expect(fresh.claims()).toMatchObject({ sub: USERS.typist, amr: ['user', 'mfa'] });
+    expect(fresh.claims()!.auth_time).toBeGreaterThan(tokens.claims()!.auth_time!);
     await context.close();
   }, 60000);
 

@@ -2,7 +2,7 @@
  * Account selection (seed §4.4 prompt=select_account; several sessions in one browser): the
  * browser's signed-in users, and "use another account". A chosen session answers the request unless
  * the request wants a fresh login (prompt=login, or max_age exceeded: OIDC Core §3.1.2.1), in which
- * case that user goes on to the password step.
+ * case that user goes on to its first sign-in step (the passkey when it has one, else the password).
  */
 import type { Request, Response } from 'express';
 import { sessionMeetsFactors } from '../../domain/otp.ts';
@@ -10,6 +10,7 @@ import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../../domain/auth-requests.ts';
 import type { User } from '../../domain/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { goToFirstFactor } from './passkey.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
@@ -87,7 +88,7 @@ export function accountsStep(gh: Gatehouse) {
       }
       if (needsFreshLogin(request, chosen.session) || !(await sessionMeetsFactors(gh.db, chosen.session))) {
         await rememberLoginName(gh.db, request.id, chosen.user.loginName, chosen.user.id);
-        return goToStep(gh, res, 'password', request.id);
+        return goToFirstFactor(gh, res, request.id, chosen.user.id);
       }
       await finishWithSession(gh, res, request, chosen.session);
     },

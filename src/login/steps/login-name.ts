@@ -13,14 +13,12 @@ import { activeSessions } from '../../domain/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
-import { relyingParty } from '../../domain/passkey-party.ts';
-import { hasReadyPasskey } from '../../domain/passkeys.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
-import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../registration.ts';
-import { goToPasskeyStep } from './passkey.ts';
+import { goToFirstFactor } from './passkey.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
 const MAX_LOGIN_NAME = 360;
@@ -71,9 +69,7 @@ export function loginNameStep(gh: Gatehouse) {
       const userId = await findHumanByLoginName(gh.db, gh.instanceId, loginName);
       await rememberLoginName(gh.db, step.request.id, loginName, userId ?? null);
       // SPEC §11: a user with a passkey is offered it first (this tells that the name has one; accepted).
-      const party = relyingParty(gh.config);
-      if (userId !== undefined && party.enabled && (await hasReadyPasskey(gh.db, userId, party.id))) return goToPasskeyStep(gh, res, step.request.id);
-      goToStep(gh, res, 'password', step.request.id);
+      await goToFirstFactor(gh, res, step.request.id, userId);
     },
   };
 }
