@@ -158,6 +158,27 @@ ${hidden(csrf, account.user.id)}
 </li>`;
 }
 
+/**
+ * The form that adds a passkey (hidden until the script finds WebAuthn): for the signed-in user, or
+ * with a registration link's code, whose form keeps its options for another try (data-reuse).
+ */
+function addForm(m: Messages, csrf: string, userId: string, link?: LinkCode): Html {
+  const code = link === undefined
+    ? html`<input type="hidden" name="action" value="add">`
+    : html`<input type="hidden" name="codeID" value="${link.id}">
+<input type="hidden" name="code" value="${link.code}">
+<input type="hidden" name="action" value="add-with-code">`;
+  return html`<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${link === undefined ? m.passkeyAddFailed : m.passkeyLinkFailed}"${link === undefined ? '' : html` data-reuse`} hidden>
+${hidden(csrf, userId)}
+${code}
+<input type="hidden" name="passkeyId" value="">
+<input type="hidden" name="credential" value="">
+${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passkeyNameHint, maxLength: MAX_NAME })}
+<button type="button" class="primary">${m.passkeyAdd}</button>
+</form>
+${passkeyScript()}`;
+}
+
 async function renderAccount(gh: Gatehouse, req: Request, res: Response, ctx: Context, account: Account, status: number, alert?: string): Promise<void> {
   const { m } = ctx;
   const csrf = csrfTokenFor(gh, req, res);
@@ -168,15 +189,7 @@ async function renderAccount(gh: Gatehouse, req: Request, res: Response, ctx: Co
 ${passkeys.length === 0 ? html`<p>${m.passkeysNone}</p>` : html`<ul class="accounts">${passkeys.map((p) => passkeyItem(m, csrf, account, p, fresh))}</ul>`}
 ${
   fresh
-    ? html`<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${m.passkeyAddFailed}" hidden>
-${hidden(csrf, account.user.id)}
-<input type="hidden" name="action" value="add">
-<input type="hidden" name="passkeyId" value="">
-<input type="hidden" name="credential" value="">
-${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passkeyNameHint, maxLength: MAX_NAME })}
-<button type="button" class="primary">${m.passkeyAdd}</button>
-</form>
-${passkeyScript()}`
+    ? addForm(m, csrf, account.user.id)
     : html`<p>${m.passkeysReauth}</p>
 <form method="post" action="${PASSKEYS_PAGE_PATH}">
 ${hidden(csrf, account.user.id)}
@@ -192,17 +205,7 @@ ${ctx.accounts.length > 1 ? html`<nav class="links">${link(PASSKEYS_PAGE_PATH, m
 function renderLinkPage(gh: Gatehouse, req: Request, res: Response, m: Messages, link: LinkCode, status: number, alert?: string): void {
   const csrf = csrfTokenFor(gh, req, res);
   const body = html`<p>${m.passkeyLinkIntro}</p>
-<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${m.passkeyLinkFailed}" data-reuse hidden>
-${hidden(csrf, link.userId)}
-<input type="hidden" name="codeID" value="${link.id}">
-<input type="hidden" name="code" value="${link.code}">
-<input type="hidden" name="action" value="add-with-code">
-<input type="hidden" name="passkeyId" value="">
-<input type="hidden" name="credential" value="">
-${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passkeyNameHint, maxLength: MAX_NAME })}
-<button type="button" class="primary">${m.passkeyAdd}</button>
-</form>
-${passkeyScript()}`;
+${addForm(m, csrf, link.userId, link)}`;
   sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
 }
 
