@@ -1,0 +1,158 @@
+/**
+ * The `gatehouse` CLI (SPEC §9): start, migrate, bootstrap FILE, keys rotate,
+ * machine-key create --user NAME [--out FILE], features set NAME on|off.
+ */
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { applyBootstrapFile } from './bootstrap/apply.ts';
+import { ensureFirstRun, printFirstRun } from './bootstrap/first-run.ts';
+import { createMachineKey } from './cli/machine-key.ts';
+import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { isFeatureName, setFeatures } from './domain/features.ts';
+import { rotateNow } from './domain/keys.ts';
+import { instanceIdOf, loadMasterKey } from './server/compose.ts';
+import { createLogger } from './server/request-context.ts';
+import { startServer } from './server/start.ts';
+import { migrate, openDatabase, type DB } from './store/database.ts';
+
+const USAGE = `usage: gatehouse <command>
+
+  start [--bootstrap FILE]                   serve (migrates first; first-run defaults on an empty database)
+  migrate                                    run database migrations
+  bootstrap FILE                             apply a bootstrap file (YAML or JSON), all or nothing
+  keys rotate                                publish a new signing key now; it signs within seconds
+  machine-key create --user NAME [--out FILE]  create a key for a machine user (ZITADEL key file JSON)
+  features set NAME on|off                   switch an instance feature (oidcTokenExchange)
+
+Configuration comes from the environment: see README.md.`;
+
+class UsageError extends Error {}
+
+async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
+  const { db } = await openDatabase(config, { oneShot: true }); // one command, then exit (store/database.ts)
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function requireInstance(db: DB): Promise<string> {
+  const id = await instanceIdOf(db);
+  if (!id) throw new UsageError('the database has no instance yet: run `gatehouse start` or `gatehouse bootstrap FILE` first');
+  return id;
+}
+
+async function start(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { bootstrap: { type: 'string' } }, strict: true });
+  const bootstrapFile = values.bootstrap ?? config.bootstrapFile;
+  const log = createLogger(config.logLevel);
+  const running = await startServer({
+    config,
+    log,
+    prepare: async (db) => {
+      if (bootstrapFile) {
+        const summary = await applyBootstrapFile(db, bootstrapFile);
+        log.info({ file: bootstrapFile, summary }, 'bootstrap applied');
+        return;
+      }
+      const created = await ensureFirstRun(db, { externalUrl: config.externalUrl, serviceName: config.serviceName });
+      if (created) process.stdout.write(`${printFirstRun(created, config.externalUrl)}\n`);
+    },
+  });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    running.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function run(argv: string[]): Promise<void> {
+  const config = loadConfig();
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return start(config, rest);
+    case 'migrate':
+      await withDatabase(config, async () => {});
+      process.stdout.write('migrations are up to date\n');
+      return;
+    case 'bootstrap': {
+      const [file, ...extra] = rest;
+      if (!file || extra.length > 0) throw new UsageError('usage: gatehouse bootstrap FILE');
+      const summary = await withDatabase(config, (db) => applyBootstrapFile(db, file));
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return;
+    }
+    case 'keys': {
+      if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
+      const log = createLogger(config.logLevel);
+      const kid = await withDatabase(config, async (db) => {
+        await requireInstance(db);
+        return rotateNow(db, loadMasterKey(config, log), config.signingAlg);
+      });
+      process.stdout.write(`published signing key ${kid}; it signs once every server has seen it (within seconds)\n`);
+      return;
+    }
+    case 'machine-key': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { user: { type: 'string' }, out: { type: 'string' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      if (positionals.join(' ') !== 'create' || !values.user) throw new UsageError('usage: gatehouse machine-key create --user NAME [--out FILE]');
+      const userName = values.user;
+      const keyFile = await withDatabase(config, async (db) => {
+        await requireInstance(db);
+        return createMachineKey(db, { userName });
+      });
+      const json = `${JSON.stringify(keyFile, null, 2)}\n`;
+      if (values.out) {
+        fs.writeFileSync(values.out, json, { mode: 0o600 });
+        process.stdout.write(`wrote key ${keyFile.keyId} for ${userName} to ${values.out}\n`);
+      } else {
+        process.stdout.write(json);
+      }
+      return;
+    }
+    case 'features': {
+      const [verb, name, state, ...extra] = rest;
+      if (verb !== 'set' || !name || (state !== 'on' && state !== 'off') || extra.length > 0) {
+        throw new UsageError('usage: gatehouse features set NAME on|off');
+      }
+      if (!isFeatureName(name)) throw new UsageError(`unknown feature ${name}; known: oidcTokenExchange`);
+      const details = await withDatabase(config, async (db) => setFeatures(db, await requireInstance(db), { [name]: state === 'on' }, 'cli'));
+      process.stdout.write(`${name} is ${state} (sequence ${details.sequence})\n`);
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
+  }
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError || (error instanceof Error && error.name === 'BootstrapError')) {
+    process.stderr.write(`gatehouse: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`gatehouse: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
