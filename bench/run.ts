@@ -4,7 +4,9 @@
  * measured in the same run. Prints req/s, p99, peak RSS and the ratio to each ceiling per scenario.
  *
  * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a fresh
- * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50).
+ * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50),
+ * BENCH_ONLY (a regular expression: only the scenarios whose names match are measured, for profiling
+ * one path, e.g. with NODE_OPTIONS="--max-semi-space-size=4 --cpu-prof --cpu-prof-dir=DIR").
  *
  * The server's external URL is http://localhost:PORT, not an IP address, so that it has passkeys
  * (a WebAuthn relying party id must be a host name): the code flow is measured with a password and
@@ -28,6 +30,8 @@ const seconds = Number(process.env['BENCH_SECONDS'] ?? 10);
 const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const baseUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
+const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], 'i') : undefined;
+const wanted = (name: string) => only === undefined || only.test(name) || name.startsWith('ceiling:');
 
 interface Result {
   name: string;
@@ -84,6 +88,7 @@ async function waitFor(url: string, timeoutMs = 30000): Promise<void> {
 }
 
 async function load(name: string, options: autocannon.Options, pid: number | undefined): Promise<Result> {
+  if (!wanted(name)) return { name, rps: Number.NaN, p99: Number.NaN, errors: 0, non2xx: 0, rssMiB: undefined };
   // a short warm-up so JIT and pools settle, then the measured run
   await autocannon({ ...options, duration: 2, connections });
   const result = await autocannon({ ...options, duration: seconds, connections });
@@ -214,11 +219,13 @@ async function main(): Promise<void> {
       await load('client_credentials (RS256 JWT)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
       await load('client_credentials (opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: ccBody }, server.pid),
     );
-    // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, SPEC 10.9), same scope as above
+    // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, SPEC 10.9). With `openid`
+    // the grant also signs an ID token, which client_credentials never does; without it the two
+    // grants issue the same access token, so that row compares like with like.
     const profileBotId = await userIdOf(dbUrl.toString(), 'profile-bot');
-    results.push(
-      await load(
-        'JWT profile grant (RS256 JWT)',
+    const profileGrant = (name: string, profileScope: string) =>
+      load(
+        name,
         {
           url,
           requests: [
@@ -228,13 +235,16 @@ async function main(): Promise<void> {
               headers: form,
               setupRequest: (request) => ({
                 ...request,
-                body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope, assertion: assertion(profileKey.privateKey, profileBotId, url) }).toString(),
+                body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope: profileScope, assertion: assertion(profileKey.privateKey, profileBotId, url) }).toString(),
               }),
             },
           ],
         },
         server.pid,
-      ),
+      );
+    results.push(
+      await profileGrant('JWT profile grant (RS256 JWT)', scope.replace('openid ', '')),
+      await profileGrant('JWT profile + ID token (2 JWTs)', scope),
     );
     const introspected = async (user: string, secret: string) => {
       const response = await fetch(`${url}/oauth/v2/token`, {
@@ -254,8 +264,10 @@ async function main(): Promise<void> {
     );
     const flowOptions = { base: url, clientId: 'bench-web', clientSecret: 'bench-web-secret', redirectUri: 'http://127.0.0.1:18099/callback' };
     const alice = passwordSignIn('alice@bench.test', 'Correct-Horse-9');
-    await measureFlows(flowOptions, () => alice, 4, 2); // warm-up
-    const flow = await measureFlows(flowOptions, () => alice, 8, seconds);
+    const skipped = { flows: 0, perSecond: Number.NaN, p99: Number.NaN, errors: 0 };
+    const passwordFlows = wanted('full code flow with a password');
+    if (passwordFlows) await measureFlows(flowOptions, () => alice, 4, 2); // warm-up
+    const flow = passwordFlows ? await measureFlows(flowOptions, () => alice, 8, seconds) : skipped;
     const flowRss = peakRssMiB(server.pid);
     // The identity API with a user's token (scope openid and the API scope, so `aud` has the API: SPEC 10.5).
     const userToken = await codeFlow({ ...flowOptions, scope }, alice);
@@ -269,8 +281,9 @@ async function main(): Promise<void> {
     // The same flow with a passkey sign-in: pia's passkeys, one per worker (a credential's counter
     // must go up from one assertion to the next), registered by the IAM_OWNER over REST.
     const pia = await registerPasskeys(url, ownerToken, await userIdOf(dbUrl.toString(), 'pia'), 8);
-    await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 4, 2); // warm-up
-    const passkeyFlow = await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 8, seconds);
+    const passkeyFlows = wanted('full code flow with a passkey');
+    if (passkeyFlows) await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 4, 2); // warm-up
+    const passkeyFlow = passkeyFlows ? await measureFlows(flowOptions, (worker) => passkeySignIn(pia[worker]!), 8, seconds) : skipped;
     const passkeyRss = peakRssMiB(server.pid);
     results.push(
       await load('AddMyAuthFactorOTP (REST)', { url: `${url}/auth/v1/users/me/auth_factors/otp`, method: 'POST', headers: bearer, body: '{}' }, server.pid),
@@ -286,12 +299,14 @@ async function main(): Promise<void> {
     results.push(
       await load('token exchange (JWT → opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('bench-web', 'bench-web-secret') }, body: exchangeBody }, server.pid),
     );
-    await loadAddOtpOverGrpc(url, userToken, connections, 2); // warm-up
-    const grpc = await loadAddOtpOverGrpc(url, userToken, connections, seconds);
-    results.push({ name: 'AddMyAuthFactorOTP (gRPC h2c)', rps: grpc.perSecond, p99: grpc.p99, errors: grpc.errors, non2xx: 0, rssMiB: peakRssMiB(server.pid) });
-    const argon2Ms = await argon2VerifyMs();
+    if (wanted('AddMyAuthFactorOTP (gRPC h2c)')) {
+      await loadAddOtpOverGrpc(url, userToken, connections, 2); // warm-up
+      const grpc = await loadAddOtpOverGrpc(url, userToken, connections, seconds);
+      results.push({ name: 'AddMyAuthFactorOTP (gRPC h2c)', rps: grpc.perSecond, p99: grpc.p99, errors: grpc.errors, non2xx: 0, rssMiB: peakRssMiB(server.pid) });
+    }
+    const argon2Ms = passwordFlows ? await argon2VerifyMs() : Number.NaN;
     codeFlowLine =
-      `full code flow (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${flowRss?.toFixed(1) ?? '-'} MiB\n` +
+      `full code flow with a password (authorize → login → password → callback → token), 8 at a time: ${flow.perSecond.toFixed(1)} flows/s, p99 ${flow.p99.toFixed(0)} ms, ${flow.errors} errors, RSS ${flowRss?.toFixed(1) ?? '-'} MiB\n` +
       `full code flow with a passkey (authorize → login → passkey → callback → token), 8 at a time: ${passkeyFlow.perSecond.toFixed(1)} flows/s, p99 ${passkeyFlow.p99.toFixed(0)} ms, ${passkeyFlow.errors} errors, RSS ${passkeyRss?.toFixed(1) ?? '-'} MiB\n` +
       `argon2id: one password verification takes ${argon2Ms.toFixed(1)} ms on the server's core, so the password flows spend ${((flow.perSecond * argon2Ms) / 10).toFixed(0)}% of that core in argon2`;
   } finally {
@@ -308,11 +323,12 @@ async function main(): Promise<void> {
   );
   process.stdout.write(`${pad('scenario', 34)}${'req/s'.padStart(9)}${'p99 ms'.padStart(9)}${'RSS MiB'.padStart(9)}${'errors'.padStart(9)}${'vs node'.padStart(9)}${'vs expr'.padStart(9)}\n`);
   for (const r of results) {
+    if (Number.isNaN(r.rps)) continue; // not in BENCH_ONLY
     process.stdout.write(
       `${pad(r.name, 34)}${num(r.rps)}${num(r.p99, 1)}${num(r.rssMiB, 1)}${num(r.errors + r.non2xx)}${`${((r.rps / bare.rps) * 100).toFixed(0)}%`.padStart(9)}${`${((r.rps / expressHello.rps) * 100).toFixed(0)}%`.padStart(9)}\n`,
     );
   }
-  process.stdout.write(`\n${codeFlowLine}\n`);
+  process.stdout.write(`\n${codeFlowLine.split('\n').filter((line) => !line.includes('NaN')).join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {
