@@ -12,11 +12,12 @@
  * - A registration code (passkey-codes.ts) stands in for the right to act on the user; whoever
  *   started a registration with one may finish it.
  */
-import { generateRegistrationOptions, verifyRegistrationResponse, type PublicKeyCredentialCreationOptionsJSON, type RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Gatehouse } from '../context.ts';
 import type { DB } from '../store/database.ts';
 import { credentialIdTaken, findPasskeyForUpdate, findPendingPasskeyHolder, listReadyCredentials, markPasskeyReady, replacePendingPasskey } from '../store/passkeys.ts';
 import { isUniqueViolation, takeUserRowLock } from '../store/users.ts';
+import { webauthnLibrary, type WebAuthnLibrary } from './webauthn-library.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import { useRegistrationCode } from './passkey-codes.ts';
@@ -51,6 +52,7 @@ export type StartRegistrationResult = { kind: 'started'; registration: StartedRe
 /** Starts a registration: a pending passkey and the options for the browser. PasskeysDisabled when off. */
 export async function startPasskeyRegistration(gh: Gatehouse, user: PasskeyUser, input: StartRegistrationInput, now = new Date()): Promise<StartRegistrationResult> {
   const party = enabledRelyingParty(gh);
+  const { generateRegistrationOptions } = await webauthnLibrary(); // loaded before the user's row is locked
   return gh.db.transaction().execute(async (trx): Promise<StartRegistrationResult> => {
     await takeUserRowLock(trx, user.id);
     if (input.code !== undefined && (await useRegistrationCode(trx, user.id, input.code, now)) !== 'valid') return { kind: 'invalid_code' };
@@ -129,6 +131,7 @@ export interface FinishRegistrationInput {
 /** Verifies the browser's answer to a pending registration and makes the passkey ready. */
 export async function finishPasskeyRegistration(gh: Gatehouse, user: { id: string; orgId: string; instanceId: string }, input: FinishRegistrationInput, now = new Date()): Promise<FinishRegistrationResult> {
   const party = enabledRelyingParty(gh);
+  const { verifyRegistrationResponse } = await webauthnLibrary(); // loaded before the row is locked
   try {
     return await gh.db.transaction().execute(async (trx): Promise<FinishRegistrationResult> => {
       const row = await findPasskeyForUpdate(trx, user.id, input.passkeyId);
@@ -137,7 +140,7 @@ export async function finishPasskeyRegistration(gh: Gatehouse, user: { id: strin
       if (row.challenge === null || row.expires_at === null || row.expires_at <= now) return { kind: 'expired' };
       const response = registrationResponse(input.credential);
       if (response === undefined) return { kind: 'invalid' };
-      const verified = await verifyRegistration(gh, response, row.challenge, party);
+      const verified = await verifyRegistration(gh, verifyRegistrationResponse, response, row.challenge, party);
       if (verified === undefined) return { kind: 'invalid' };
       if (await credentialIdTaken(trx, verified.credentialId)) return { kind: 'exists' };
       await markPasskeyReady(
@@ -167,6 +170,7 @@ export async function finishPasskeyRegistration(gh: Gatehouse, user: { id: strin
 /** The library's verification; undefined for anything it refuses (the reason goes to the debug log). */
 async function verifyRegistration(
   gh: Gatehouse,
+  verifyRegistrationResponse: WebAuthnLibrary['verifyRegistrationResponse'],
   response: RegistrationResponseJSON,
   challenge: string,
   party: { id: string; origin: string },

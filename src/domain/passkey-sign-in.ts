@@ -20,7 +20,7 @@
  * - Success is two factors in one (possession and user verification): `amr` ["user", "mfa"], and
  *   the assertion's time is the sign-in's auth_time.
  */
-import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { Gatehouse } from '../context.ts';
 import type { DB } from '../store/database.ts';
 import {
@@ -34,6 +34,7 @@ import {
   takePasskeyChallenge,
   type PasskeyRow,
 } from '../store/passkeys.ts';
+import { webauthnLibrary, type WebAuthnLibrary } from './webauthn-library.ts';
 import { appendEvent } from './events.ts';
 import { newId } from './ids.ts';
 import { countFailedAttempt, countRefusalWhileLocked, currentLockUnderRowLock } from './lockout.ts';
@@ -59,6 +60,7 @@ export interface PasskeyChallenge {
 export async function startPasskeySignIn(gh: Gatehouse, input: { userId?: string | undefined } = {}, now = new Date()): Promise<PasskeyChallenge> {
   const party = enabledRelyingParty(gh);
   const credentials = input.userId === undefined ? undefined : await listReadyCredentials(gh.db, input.userId);
+  const { generateAuthenticationOptions } = await webauthnLibrary();
   const options = await generateAuthenticationOptions({
     rpID: party.id,
     timeout: PASSKEY_CEREMONY_SECONDS * 1000,
@@ -102,6 +104,7 @@ export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInpu
     const wait = gh.throttle.take(input.address, now.getTime());
     if (wait > 0) return { kind: 'throttled', retryAfterSeconds: wait };
   }
+  const { verifyAuthenticationResponse } = await webauthnLibrary(); // loaded before any row is locked
   return gh.db.transaction().execute(async (trx): Promise<PasskeySignIn> => {
     const challenge = await takePasskeyChallenge(trx, gh.instanceId, input.challengeId);
     const response = authenticationResponse(input.credential);
@@ -119,7 +122,7 @@ export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInpu
     if (row.user_id !== userId) return refuse('other_user');
     if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(row.user_id, 'utf8').toString('base64url')) return refuse('user_handle');
     if (row.possibly_cloned) return refuse('cloned_before');
-    const counter = await verifiedCounter(gh, response, row, challenge.challenge, party);
+    const counter = await verifiedCounter(gh, verifyAuthenticationResponse, response, row, challenge.challenge, party);
     if (counter === undefined) return refuse('verification');
     const stored = Number(row.sign_count);
     if ((counter > 0 || stored > 0) && counter <= stored) {
@@ -144,6 +147,7 @@ export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInpu
  */
 async function verifiedCounter(
   gh: Gatehouse,
+  verifyAuthenticationResponse: WebAuthnLibrary['verifyAuthenticationResponse'],
   response: AuthenticationResponseJSON,
   row: PasskeyRow,
   challenge: string,
