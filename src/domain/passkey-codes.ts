@@ -104,16 +104,19 @@ export async function issuePasskeyCode(
 }
 
 /**
- * Uses the user's code under its row lock: a right one is deleted (used once); a wrong one counts a
- * try. Every refusal is the same `invalid` (wrong id, wrong code, expired, used up, none pending).
+ * Uses the user's code under its row lock: a right one is deleted (used once); a wrong code under the
+ * right id counts a try. Every refusal is the same `invalid` (wrong id, wrong code, expired, used up,
+ * none pending).
  * On `invalid` the caller commits (so the try counts) and starts nothing.
  */
 export async function useRegistrationCode(trx: DB, userId: string, given: { id: string; code: string }, now: Date): Promise<'valid' | 'invalid'> {
   const row = await findPasskeyCodeForUpdate(trx, userId);
   if (row === undefined) return 'invalid';
   if (row.attempts >= PASSKEY_CODE_MAX_ATTEMPTS || row.expires_at.getTime() <= now.getTime()) return 'invalid';
-  const right = safeEqual(row.id, given.id) && safeEqual(sha256(row.salt + given.code.trim()), row.code_hash);
-  if (!right) {
+  // A try counts only against the pending code it names: the code id travels only in the link, so
+  // whoever merely knows a user id cannot use up that user's tries (the link page needs no sign-in).
+  if (!safeEqual(row.id, given.id)) return 'invalid';
+  if (!safeEqual(sha256(row.salt + given.code.trim()), row.code_hash)) {
     await countPasskeyCodeAttempt(trx, userId);
     return 'invalid';
   }

@@ -8,6 +8,9 @@ export type WebAuthnLibrary = typeof import('@simplewebauthn/server');
 let library: Promise<WebAuthnLibrary> | undefined;
 
 export function webauthnLibrary(): Promise<WebAuthnLibrary> {
-  library ??= import('@simplewebauthn/server');
+  library ??= import('@simplewebauthn/server').catch((error: unknown) => {
+    library = undefined; // a failed load is tried again by the next ceremony
+    throw error;
+  });
   return library;
 }

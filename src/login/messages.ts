@@ -63,6 +63,7 @@ export interface Messages extends PageTexts {
   passkeyLinkIntro: string;
   passkeyLinkFailed: string;
   passkeyLinkDone: string;
+  passkeyLinkAccount: string;
   // account selection
   accountsTitle: string;
   accountsIntro: string;
@@ -154,6 +155,7 @@ const en: Messages = {
   passkeyLinkIntro: 'This link lets you add a passkey to your account. Give it a name, then follow your browser.',
   passkeyLinkFailed: 'The passkey could not be added. If this keeps happening, the link may have expired or been used already: ask for a new one.',
   passkeyLinkDone: 'Your passkey has been added. From now on you can sign in with it.',
+  passkeyLinkAccount: 'Account',
   accountsTitle: 'Choose an account',
   accountsIntro: 'Continue as one of the accounts signed in on this device, or use another one.',
   sessionGone: 'That account is no longer signed in. Please choose again.',
@@ -244,8 +246,9 @@ const de: Messages = {
   passkeysReauth: 'Um Passkeys hinzuzufügen oder zu entfernen, melden Sie sich erneut an: Ihre letzte Anmeldung ist mehr als 10 Minuten her.',
   signInAgain: 'Erneut anmelden',
   passkeyLinkIntro: 'Mit diesem Link fügen Sie Ihrem Konto einen Passkey hinzu. Geben Sie ihm einen Namen und folgen Sie dann Ihrem Browser.',
-  passkeyLinkFailed: 'Der Passkey konnte nicht hinzugefügt werden. Wenn das wieder passiert, ist der Link vielleicht abgelaufen oder schon verwendet: Fordern Sie einen neuen an.',
+  passkeyLinkFailed: 'Der Passkey konnte nicht hinzugefügt werden. Wenn das wieder passiert, ist der Link vielleicht abgelaufen oder wurde schon verwendet: Fordern Sie einen neuen an.',
   passkeyLinkDone: 'Ihr Passkey wurde hinzugefügt. Ab jetzt können Sie sich damit anmelden.',
+  passkeyLinkAccount: 'Konto',
   accountsTitle: 'Konto auswählen',
   accountsIntro: 'Fahren Sie mit einem auf diesem Gerät angemeldeten Konto fort oder verwenden Sie ein anderes.',
   sessionGone: 'Dieses Konto ist nicht mehr angemeldet. Bitte wählen Sie erneut.',

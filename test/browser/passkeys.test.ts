@@ -251,6 +251,7 @@ maybe('passkeys in the login UI', () => {
     await page.fill('input[name="name"]', 'Phone');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('Your passkey has been added.').waitFor();
+    expect(await page.textContent('.identity strong')).toBe('linked@managed.test');
     const listed = await rest(server, 'POST', `/v2/users/${USERS.linked}/passkeys/_search`, admin, {});
     expect(listed.json['result']).toEqual([{ id: expect.any(String), state: 'AUTH_FACTOR_STATE_READY', name: 'Phone' }]);
 
@@ -539,6 +540,14 @@ maybe('passkeys in the login UI', () => {
       const finished = await page.request.post(`${origin}/ui/login/passkeys`, { form: { ...form, passkeyId: '1', credential: '{"id":1}' } });
       expect([form, finished.status()]).toEqual([form, 400]);
     }
+    // codes are guessed like passwords: the address is throttled after 20 failures a minute (SPEC 10.11)
+    let throttled: Awaited<ReturnType<typeof page.request.post>> | undefined;
+    for (let i = 0; i < 25 && throttled === undefined; i++) {
+      const tried = await page.request.post(`${origin}/ui/login/passkeys/options`, { form: { ...linkForm, code: `WRONG${i}` } });
+      if (tried.status() === 429) throttled = tried;
+      else expect(tried.status()).toBe(400);
+    }
+    expect(throttled?.headers()['retry-after']).toMatch(/^\d+$/);
     const pending = await server.running.gh.db.selectFrom('passkeys').select('id').where('user_id', '=', USERS.linked).where('state', '=', 'pending').execute();
     expect(pending).toEqual([]);
     await context.close();

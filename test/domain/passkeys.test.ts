@@ -363,6 +363,9 @@ describe('registration codes', () => {
     expect(wrong).toEqual({ kind: 'invalid_code' });
     expect(await gh.db.selectFrom('passkey_codes').select('attempts').where('user_id', '=', me.id).executeTakeFirstOrThrow()).toEqual({ attempts: 1 });
     expect(await startPasskeyRegistration(gh, me, { creator: holder, code: { id: '1', code: issued.code!, holder } })).toEqual({ kind: 'invalid_code' });
+    // a wrong code id is refused alike but spends no try: only the link carries the id
+    expect(await startPasskeyRegistration(gh, me, { creator: holder, code: { id: '1', code: 'WRONGWRONG12', holder } })).toEqual({ kind: 'invalid_code' });
+    expect(await gh.db.selectFrom('passkey_codes').select('attempts').where('user_id', '=', me.id).executeTakeFirstOrThrow()).toEqual({ attempts: 1 });
     const started = await startPasskeyRegistration(gh, me, { creator: holder, code: { id: issued.codeId, code: issued.code!, holder } });
     if (started.kind !== 'started') throw new Error('not started');
     expect(await startedWithCodeBy(gh.db, me.id, started.registration.passkeyId, holder)).toBe(true);

@@ -112,7 +112,7 @@
 
   // Conditional mediation for a sign-in form; returns the function that stops it (and waits until the
   // browser has let go of the request).
-  function offerInAutofill(form) {
+  function offerInAutofill(form, button) {
     var stopped = false;
     var pending = null;
     async function run() {
@@ -129,6 +129,7 @@
         var credential = await request;
         if (stopped || !credential) return;
         stopped = true;
+        button.disabled = true; // one submission: no second ceremony while the page changes
         submitAssertion(form, started.challengeId, credential);
       } catch (error) {
         if (!stopped && controller.signal.aborted) run().catch(ignore);
@@ -141,7 +142,10 @@
       stopped = true;
       if (pending) {
         pending.controller.abort();
-        await pending.settled;
+        // Browsers settle an aborted request at once; never wait more than a second for one that does not.
+        await Promise.race([pending.settled, new Promise(function (resolve) {
+          setTimeout(resolve, 1000);
+        })]);
       }
     };
   }
@@ -190,7 +194,7 @@
       var stopAutofill = null;
       if (form.hasAttribute('data-autofill')) {
         autofillAvailable().then(function (available) {
-          if (available && !button.disabled) stopAutofill = offerInAutofill(form);
+          if (available && !button.disabled) stopAutofill = offerInAutofill(form, button);
         });
       }
       button.addEventListener('click', async function () {

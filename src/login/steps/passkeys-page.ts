@@ -31,7 +31,7 @@ import { LOGIN_UI_PATH } from '../../http/paths.ts';
 import { page } from '../../http/page.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
-import { REQUEST_PARAM } from '../flow.ts';
+import { clientAddress, REQUEST_PARAM } from '../flow.ts';
 import { field, link } from '../layout.ts';
 import { messagesFor, type Messages } from '../messages.ts';
 import { passkeyScript, sendScriptedPage } from '../passkey-page.ts';
@@ -209,8 +209,11 @@ ${addForm(m, csrf, link.userId, link)}`;
   sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
 }
 
-function renderLinkDone(res: Response, m: Messages): void {
-  sendScriptedPage(res, 200, page({ m, title: m.passkeysTitle, body: html`<p>${m.passkeyLinkDone}</p>` }));
+/** Once the code has been accepted the page may say whose account got the passkey. */
+function renderLinkDone(res: Response, m: Messages, loginName: string): void {
+  const body = html`<p class="identity">${m.passkeyLinkAccount} <strong>${loginName}</strong></p>
+<p>${m.passkeyLinkDone}</p>`;
+  sendScriptedPage(res, 200, page({ m, title: m.passkeysTitle, body }));
 }
 
 function renderChoice(res: Response, ctx: Context): void {
@@ -264,9 +267,13 @@ export function passkeysPage(gh: Gatehouse) {
     return user?.kind === 'human' ? user : undefined;
   }
 
-  /** Who holds a code used on this page: the browser (its cookie, checked with the form's CSRF token). */
-  function codeHolder(req: Request): string {
-    return `browser:${browserHashOf(gh, req) ?? ''}`;
+  /**
+   * Who holds a code used on this page: the browser (its cookie, checked with the form's CSRF token).
+   * Undefined without a cookie, which the CSRF check has already refused: no shared holder.
+   */
+  function codeHolder(req: Request): string | undefined {
+    const browser = browserHashOf(gh, req);
+    return browser === undefined ? undefined : `browser:${browser}`;
   }
 
   /** A registration link's form: the pending registration this browser started with the code, finished. */
@@ -277,11 +284,12 @@ export function passkeysPage(gh: Gatehouse) {
     const credential = parsed(form.get('credential'));
     const passkeyId = form.get('passkeyId') ?? '';
     const user = await linkUser(link);
-    const ours = user !== undefined && ID.test(passkeyId) && (await startedWithCodeBy(gh.db, user.id, passkeyId, codeHolder(req)));
+    const holder = codeHolder(req);
+    const ours = user !== undefined && holder !== undefined && ID.test(passkeyId) && (await startedWithCodeBy(gh.db, user.id, passkeyId, holder));
     if (!ours || name === undefined || credential === undefined) return renderLinkPage(gh, req, res, m, link, 400, m.passkeyLinkFailed);
     const finished = await finishPasskeyRegistration(gh, user, { passkeyId, credential, name, creator: user.id });
     if (finished.kind !== 'verified') return renderLinkPage(gh, req, res, m, link, 400, m.passkeyLinkFailed);
-    renderLinkDone(res, m);
+    renderLinkDone(res, m, user.loginName);
   }
 
   return {
@@ -340,11 +348,17 @@ export function passkeysPage(gh: Gatehouse) {
       const { ctx, form } = got;
       if (form.get('action') === 'add-with-code') {
         securityHeaders(res);
+        // Codes are guessed like passwords: a try is taken from the address first (SPEC 10.11).
+        const address = clientAddress(gh, req);
+        const wait = gh.throttle.take(address);
+        if (wait > 0) return void res.status(429).set('Retry-After', String(wait)).json({ error: 'refused' });
         const link = linkCodeOf(form);
         const user = link === undefined ? undefined : await linkUser(link);
-        if (link === undefined || user === undefined || trimmedName(form) === undefined) return void res.status(400).json({ error: 'refused' });
-        const started = await startPasskeyRegistration(gh, user, { creator: user.id, code: { id: link.id, code: link.code, holder: codeHolder(req) } });
+        const holder = codeHolder(req);
+        if (link === undefined || user === undefined || holder === undefined || trimmedName(form) === undefined) return void res.status(400).json({ error: 'refused' });
+        const started = await startPasskeyRegistration(gh, user, { creator: user.id, code: { id: link.id, code: link.code, holder } });
         if (started.kind !== 'started') return void res.status(400).json({ error: 'refused' });
+        gh.throttle.succeeded(address);
         return void res.status(200).json({ passkeyId: started.registration.passkeyId, options: started.registration.options });
       }
       const account = accountOf(res, ctx, form);
