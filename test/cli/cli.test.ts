@@ -15,6 +15,7 @@ import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { createTestDatabase } from '../support/gatehouse.ts';
 import { postForm } from '../support/http.ts';
 import { freePort } from '../support/ports.ts';
+import { restoreSnapshot } from '../support/snapshot.ts';
 
 const MAIN = path.resolve('src/main.ts');
 const MASTER_KEY = Buffer.alloc(32, 5).toString('base64');
@@ -61,6 +62,7 @@ describe('commands on the test database', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));
     database = await createTestDatabase();
+    if (database.url === undefined) restoreSnapshot(dir); // the run's migrated embedded database: no initdb per file
     env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_MASTER_KEY: MASTER_KEY, DATABASE_URL: database.url ?? '' };
   });
   afterAll(async () => {
@@ -117,6 +119,7 @@ describe('commands on the test database', () => {
 describe('gatehouse start', () => {
   it('creates first-run defaults once, prints them, and stops cleanly on SIGTERM with a request in flight', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
+    restoreSnapshot(dir); // migrated and empty (when the run has a snapshot): the first start still creates the defaults
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PORT: String(port), GATEHOUSE_HOST: '127.0.0.1', DATABASE_URL: '' };
