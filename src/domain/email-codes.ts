@@ -121,7 +121,7 @@ export interface IssuedEmailCode {
  * URIs registered on the applications of the user's organization (the user's own apps, whose pages
  * may take the code). Redirect URIs without an http(s) origin (custom schemes) add none.
  */
-export async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<EmailCodeUser, 'instanceId' | 'orgId'>): Promise<Set<string>> {
+async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<EmailCodeUser, 'instanceId' | 'orgId'>): Promise<Set<string>> {
   const redirectUris = await listOrgRedirectUris(db, user.instanceId, user.orgId);
   const origins = new Set([new URL(externalUrl).origin]);
   for (const uri of redirectUris.flat()) {
@@ -131,13 +131,20 @@ export async function mailLinkOrigins(db: DB, externalUrl: string, user: Pick<Em
   return origins;
 }
 
-/** The link of the mail: rendered from the template, and leading only where SPEC 10.2 allows. */
-async function verificationLink(db: DB, user: EmailCodeUser, code: string, template: string | undefined, externalUrl: string): Promise<string> {
-  const link = renderUrlTemplate(template ?? defaultVerifyEmailTemplate(externalUrl), { UserID: user.id, Code: code, OrgID: user.orgId });
+/**
+ * A code mail's rendered link, when it leads where SPEC 10.2 allows; else TemplateError. Every code
+ * mail (verification, password reset, passkey registration) checks its link here.
+ */
+export async function checkMailLink(db: DB, externalUrl: string, user: Pick<EmailCodeUser, 'instanceId' | 'orgId'>, link: string): Promise<string> {
   if (!(await mailLinkOrigins(db, externalUrl, user)).has(new URL(link).origin)) {
     throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
   }
   return link;
+}
+
+/** The link of the mail: rendered from the template, and leading only where SPEC 10.2 allows. */
+function verificationLink(db: DB, user: EmailCodeUser, code: string, template: string | undefined, externalUrl: string): Promise<string> {
+  return checkMailLink(db, externalUrl, user, renderUrlTemplate(template ?? defaultVerifyEmailTemplate(externalUrl), { UserID: user.id, Code: code, OrgID: user.orgId }));
 }
 
 /**

@@ -12,11 +12,11 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { passkeyRegistrationMail } from '../mail/messages.ts';
-import { parseUrlTemplate, renderUrlTemplate, TemplateError } from '../mail/template.ts';
+import { parseUrlTemplate, renderUrlTemplate } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
 import { countPasskeyCodeAttempt, deletePasskeyCode, findPasskeyCodeForUpdate, upsertPasskeyCode } from '../store/passkeys.ts';
 import { safeEqual, sha256 } from './crypto.ts';
-import { checkMailLimits, mailLinkOrigins, type EmailCodeUser } from './email-codes.ts';
+import { checkMailLimits, checkMailLink, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import { enqueueMail } from './outbox.ts';
@@ -84,10 +84,8 @@ export async function issuePasskeyCode(
     created_at: now,
   });
   if (delivery.kind === 'send') {
-    const link = renderPasskeyLink(delivery.urlTemplate ?? defaultPasskeyLinkTemplate(context.externalUrl), { userId: user.id, orgId: user.orgId, codeId, code });
-    if (!(await mailLinkOrigins(trx, context.externalUrl, user)).has(new URL(link).origin)) {
-      throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
-    }
+    const rendered = renderPasskeyLink(delivery.urlTemplate ?? defaultPasskeyLinkTemplate(context.externalUrl), { userId: user.id, orgId: user.orgId, codeId, code });
+    const link = await checkMailLink(trx, context.externalUrl, user, rendered);
     const mail = passkeyRegistrationMail({ language: user.preferredLanguage, link, name: user.name });
     await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
   }

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { passwordResetMail } from '../mail/messages.ts';
-import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
+import { renderUrlTemplate } from '../mail/template.ts';
 import {
   countPasswordResetAttempt,
   deletePasswordResetCode,
@@ -21,7 +21,7 @@ import {
 } from '../store/credentials.ts';
 import type { DB } from '../store/database.ts';
 import { safeEqual, sha256 } from './crypto.ts';
-import { checkMailLimits, mailLinkOrigins, newEmailCode, type EmailCodeUser } from './email-codes.ts';
+import { checkMailLimits, checkMailLink, newEmailCode, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { enqueueMail } from './outbox.ts';
 
@@ -75,12 +75,8 @@ export async function issuePasswordResetCode(
   return delivery.kind === 'return' ? { details, code } : { details };
 }
 
-async function resetLink(trx: DB, user: EmailCodeUser, code: string, template: string, externalUrl: string): Promise<string> {
-  const link = renderUrlTemplate(template, { UserID: user.id, Code: code, OrgID: user.orgId });
-  if (!(await mailLinkOrigins(trx, externalUrl, user)).has(new URL(link).origin)) {
-    throw new TemplateError("url template must lead to this server or to the origin of a redirect URI of an application of the user's organization");
-  }
-  return link;
+function resetLink(trx: DB, user: EmailCodeUser, code: string, template: string, externalUrl: string): Promise<string> {
+  return checkMailLink(trx, externalUrl, user, renderUrlTemplate(template, { UserID: user.id, Code: code, OrgID: user.orgId }));
 }
 
 export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';
