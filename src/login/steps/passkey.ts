@@ -67,12 +67,9 @@ function modeOf(form: ReadonlyMap<string, string>): PasskeyMode {
 
 /** The page a passkey form was on, again, with `alert` (a refusal). */
 async function showAgain(gh: Gatehouse, res: Response, step: Step, mode: PasskeyMode, status: number, alert: string): Promise<void> {
-  if (mode === 'passkey') {
-    const loginName = (await passwordAttempt(gh.db, step.request.id)).loginName;
-    if (loginName !== undefined) return render(res, step, status, loginName, alert);
-  }
-  const remembered = (await passwordAttempt(gh.db, step.request.id)).loginName ?? step.request.loginHint ?? '';
-  return renderLoginName(gh, res, step, status, remembered, { alert });
+  const { loginName } = await passwordAttempt(gh.db, step.request.id);
+  if (mode === 'passkey' && loginName !== undefined) return render(res, step, status, loginName, alert);
+  return renderLoginName(gh, res, step, status, loginName ?? step.request.loginHint ?? '', { alert });
 }
 
 /** Whole minutes until `until`, at least one: what the lockout message says. */

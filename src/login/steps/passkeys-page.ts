@@ -89,8 +89,13 @@ async function accountsOf(gh: Gatehouse, req: Request): Promise<Account[]> {
   return accounts;
 }
 
+function messagesOf(req: Request, locales: string[]): Messages {
+  return messagesFor(negotiateLocale(locales, req.headers['accept-language']));
+}
+
+/** The page's messages and the browser's accounts (a registration link's forms need no accounts). */
 async function contextOf(gh: Gatehouse, req: Request, locales: string[]): Promise<Context> {
-  return { m: messagesFor(negotiateLocale(locales, req.headers['accept-language'])), locales, accounts: await accountsOf(gh, req) };
+  return { m: messagesOf(req, locales), locales, accounts: await accountsOf(gh, req) };
 }
 
 function isFresh(session: UserSession, now = Date.now()): boolean {
@@ -245,20 +250,21 @@ function parsed(text: string | undefined): unknown {
 }
 
 export function passkeysPage(gh: Gatehouse) {
-  /** The checked form and the page's context; undefined when an answer has been sent. */
-  async function checkedForm(req: Request, res: Response): Promise<{ ctx: Context; form: ReadonlyMap<string, string> } | undefined> {
+  /** The form, after the CSRF check, and the page's messages; undefined when an answer has been sent. */
+  async function checkedForm(req: Request, res: Response): Promise<{ m: Messages; form: ReadonlyMap<string, string> } | undefined> {
     const form = await readForm(req, gh.config.maxBodyBytes);
-    const ctx = await contextOf(gh, req, []);
-    if (!relyingParty(gh.config).enabled) return void disabled(res, ctx.m);
-    if (!csrfValid(gh, req, form)) return void refuseForgedForm(res, ctx.m);
-    return { ctx, form };
+    const m = messagesOf(req, []);
+    if (!relyingParty(gh.config).enabled) return void disabled(res, m);
+    if (!csrfValid(gh, req, form)) return void refuseForgedForm(res, m);
+    return { m, form };
   }
 
-  /** The form's signed-in account; undefined when an answer has been sent. */
-  function accountOf(res: Response, ctx: Context, form: ReadonlyMap<string, string>): Account | undefined {
+  /** The browser's accounts and the form's signed-in one among them; undefined when an answer has been sent. */
+  async function accountOf(req: Request, res: Response, form: ReadonlyMap<string, string>): Promise<{ ctx: Context; account: Account } | undefined> {
+    const ctx = await contextOf(gh, req, []);
     const account = ctx.accounts.find((a) => a.user.id === form.get('userID'));
-    if (account === undefined) seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
-    return account;
+    if (account === undefined) return void seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
+    return { ctx, account };
   }
 
   /** The user a registration link names, when it may hold passkeys; one answer for every miss. */
@@ -295,10 +301,11 @@ export function passkeysPage(gh: Gatehouse) {
   return {
     async show(req: Request, res: Response): Promise<void> {
       const query = queryOf(req);
-      const ctx = await contextOf(gh, req, (query.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10));
-      if (!relyingParty(gh.config).enabled) return disabled(res, ctx.m);
+      const locales = (query.get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10);
+      if (!relyingParty(gh.config).enabled) return disabled(res, messagesOf(req, locales));
       const link = linkCodeOf(query);
-      if (link !== undefined) return renderLinkPage(gh, req, res, ctx.m, link, 200);
+      if (link !== undefined) return renderLinkPage(gh, req, res, messagesOf(req, locales), link, 200);
+      const ctx = await contextOf(gh, req, locales);
       const wanted = query.get('userID');
       const chosen = wanted === undefined ? (ctx.accounts.length === 1 ? ctx.accounts[0] : undefined) : ctx.accounts.find((a) => a.user.id === wanted);
       if (chosen !== undefined) return renderAccount(gh, req, res, ctx, chosen, 200);
@@ -311,12 +318,12 @@ export function passkeysPage(gh: Gatehouse) {
     async submit(req: Request, res: Response): Promise<void> {
       const got = await checkedForm(req, res);
       if (got === undefined) return;
-      const { ctx, form } = got;
-      const { m } = ctx;
+      const { m, form } = got;
       const action = form.get('action');
       if (action === 'add-with-code') return submitWithCode(req, res, m, form);
-      const account = accountOf(res, ctx, form);
-      if (account === undefined) return;
+      const signedIn = await accountOf(req, res, form);
+      if (signedIn === undefined) return;
+      const { ctx, account } = signedIn;
       // A signed-in user of this browser signs in again: its login name may be prefilled.
       if (action === 'signin') return startSignIn(gh, req, res, ctx, { again: account.user });
       if (!isFresh(account.session)) return renderAccount(gh, req, res, ctx, account, 403, m.passkeysReauth);
@@ -345,7 +352,7 @@ export function passkeysPage(gh: Gatehouse) {
     async options(req: Request, res: Response): Promise<void> {
       const got = await checkedForm(req, res);
       if (got === undefined) return;
-      const { ctx, form } = got;
+      const { form } = got;
       if (form.get('action') === 'add-with-code') {
         securityHeaders(res);
         // Codes are guessed like passwords: a try is taken from the address first (SPEC 10.11).
@@ -361,8 +368,9 @@ export function passkeysPage(gh: Gatehouse) {
         gh.throttle.succeeded(address);
         return void res.status(200).json({ passkeyId: started.registration.passkeyId, options: started.registration.options });
       }
-      const account = accountOf(res, ctx, form);
-      if (account === undefined) return;
+      const signedIn = await accountOf(req, res, form);
+      if (signedIn === undefined) return;
+      const { account } = signedIn;
       securityHeaders(res);
       if (!isFresh(account.session)) return void res.status(403).json({ error: 'sign in again' });
       if (trimmedName(form) === undefined) return void res.status(400).json({ error: 'name' });
