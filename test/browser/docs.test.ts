@@ -3,16 +3,13 @@
  * renders /openapi.json under the page's own Content-Security-Policy, with no script error and no
  * refused resource, and lists the operations by path and name.
  */
-import fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-if (!fs.existsSync(CHROMIUM)) process.stderr.write(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)\n`);
 
-maybe('the API reference page', () => {
+describeWithChromium('the API reference page', () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -21,11 +18,7 @@ maybe('the API reference page', () => {
 
   beforeAll(async () => {
     server = await startTestServer(fixture().document);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));

@@ -10,17 +10,15 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import * as client from 'openid-client';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
 import { codeFor } from '../support/totp.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.resolve('docs/screenshots');
-const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-if (!fs.existsSync(CHROMIUM)) process.stderr.write(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)\n`);
 
 const PASSWORD = 'Correct-Horse-9';
 const APP = { clientId: 'passkey-shop', secret: 'passkey-shop-secret' };
@@ -49,7 +47,7 @@ interface Authenticator {
   authenticatorId: string;
 }
 
-maybe('passkeys in the login UI', () => {
+describeWithChromium('passkeys in the login UI', () => {
   let server: TestServer;
   let browser: Browser;
   let rp: http.Server;
@@ -96,11 +94,7 @@ maybe('passkeys in the login UI', () => {
     });
     server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin });
     admin = await apiToken(server, 'iamAdmin');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60000);
 

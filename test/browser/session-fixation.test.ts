@@ -4,20 +4,17 @@
  * relying party. The server ignores values it did not issue and gives the browser a fresh value at
  * every sign-in, so the planter's copy carries nothing.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import * as client from 'openid-client';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { randomToken } from '../../src/domain/ids.ts';
+import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-if (!fs.existsSync(CHROMIUM)) process.stderr.write(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)\n`);
 
-maybe('the browser cookie in a real browser (issue 9 item 4 / SPEC 10.7)', () => {
+describeWithChromium('the browser cookie in a real browser (issue 9 item 4 / SPEC 10.7)', () => {
   let server: TestServer;
   let browser: Browser;
   let rp: http.Server;
@@ -33,11 +30,7 @@ maybe('the browser cookie in a real browser (issue 9 item 4 / SPEC 10.7)', () =>
     for (const app of document.orgs[0]!.projects[0]!.apps) if (app['clientId'] === 'shop-web') app['redirectUris'] = [`${rpBase}/callback`];
     server = await startTestServer(document);
     config = await client.discovery(new URL(server.url), 'shop-web', undefined, client.ClientSecretBasic(SECRETS.web), { execute: [client.allowInsecureRequests] });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60000);
 
   afterAll(async () => {

@@ -7,17 +7,15 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import * as client from 'openid-client';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.resolve('docs/screenshots');
-const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-if (!fs.existsSync(CHROMIUM)) process.stderr.write(`browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)\n`);
 
 interface Callback {
   method: string;
@@ -25,7 +23,7 @@ interface Callback {
   body: string;
 }
 
-maybe('sign-in in a real browser', () => {
+describeWithChromium('sign-in in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let rp: http.Server;
@@ -56,11 +54,7 @@ maybe('sign-in in a real browser', () => {
       if (app['clientId'] === 'shop-spa') app['redirectUris'] = [`${rpBase}/spa`];
     }
     server = await startTestServer(document);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60000);
 

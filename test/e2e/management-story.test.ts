@@ -9,7 +9,6 @@
  * The user is deactivated and its tokens die at once.
  */
 import { createPrivateKey } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
@@ -26,15 +25,14 @@ import { createServerTransport } from '@zitadel/client/node';
 import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { signAssertion } from '../support/assertions.ts';
+import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm } from '../support/http.ts';
 import { apiToken, managementDocument, withToken } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const maybe = fs.existsSync(CHROMIUM) ? describe : describe.skip;
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const ROLES_CLAIM = 'urn:gatehouse:iam:org:project:roles';
 
@@ -64,7 +62,7 @@ function grpcUnary<I extends DescMessage, O extends DescMessage>(
   });
 }
 
-maybe('the management story', () => {
+describeWithChromium('the management story', () => {
   let server: TestServer;
   let browser: Browser;
   let rp: http.Server;
@@ -78,11 +76,7 @@ maybe('the management story', () => {
     await new Promise<void>((resolve) => rp.listen(rpPort, '127.0.0.1', resolve));
     server = await startTestServer(managementDocument());
     admin = await apiToken(server, 'iamAdmin');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60000);
 
   afterAll(async () => {
