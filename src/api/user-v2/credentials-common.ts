@@ -6,7 +6,7 @@ import type { EmailCodeUser } from '../../domain/email-codes.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
-import { findContactUserForUpdate } from '../../store/users.ts';
+import { findContactUserForUpdate, type ContactUserRow } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
 import { targetUser, userNotFound } from './target.ts';
 
@@ -81,6 +81,11 @@ export async function codeRecipient(
   if (delivery === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
     throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', `the user has no verified email to send ${mailed} to`);
   }
+  return emailCodeUserOf(contact);
+}
+
+/** The user a code mail is about and for, from its contact row. */
+export function emailCodeUserOf(contact: ContactUserRow): EmailCodeUser {
   return {
     id: contact.id,
     instanceId: contact.instance_id,

@@ -25,7 +25,7 @@ import { findContactUserForUpdate, type ContactUserRow } from '../../store/users
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails } from '../management/details.ts';
-import { checkUrlTemplate, codeMailError, fieldError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
+import { checkUrlTemplate, codeMailError, emailCodeUserOf, fieldError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
 import { targetUser, userNotFound } from './target.ts';
 
 type EmailMethods = Pick<ServiceImpl<typeof UserService>, 'setEmail' | 'resendEmailCode' | 'verifyEmail'>;
@@ -51,15 +51,7 @@ export function emailMethods(gh: Gatehouse): EmailMethods {
     requireHuman(target.row);
     const row = await findContactUserForUpdate(trx, gh.instanceId, target.row.id);
     if (row === undefined) throw userNotFound();
-    const user = {
-      id: row.id,
-      instanceId: row.instance_id,
-      orgId: row.org_id,
-      email: row.email ?? '',
-      preferredLanguage: row.preferred_language,
-      name: row.display_name ?? row.given_name,
-    };
-    return { access: target.access, row, user };
+    return { access: target.access, row, user: emailCodeUserOf(row) };
   }
 
   function issueContext(principal: Principal) {
