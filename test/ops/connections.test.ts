@@ -18,6 +18,13 @@ import { fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 
 const LIMITS: ConnectionLimits = { headersMs: 1200, requestMs: 2000, silentMs: 600, keepAliveMs: 500, h2IdleMs: 800, drainBytes: 1024 * 1024, drainMs: 2000 };
+/**
+ * How late a limit may close a connection and still pass: timers fire late on a busy machine (a
+ * 600 ms limit was seen closing after 1,858 ms while the rest of the suite ran). A connection the
+ * limit did not cover stays open until the test's own timeout (the defaults are 10 s and more), so
+ * the lower bounds and this slack still tell the limit from its absence.
+ */
+const LATE_MS = 4000;
 
 /** Answers after `delay` ms (query `?delay=`), reading the body first; 413 for `/big` without reading. */
 function handler(req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void {
@@ -83,7 +90,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     const socket = await connect(listener.port);
     const ms = await closedAfter(socket);
     expect(ms).toBeGreaterThanOrEqual(LIMITS.silentMs - 50);
-    expect(ms).toBeLessThan(LIMITS.silentMs + 1000);
+    expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
   it('closes a connection whose headers trickle in (slowloris), though every byte beats the silence limit', async () => {
@@ -91,7 +98,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     dribble(socket, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200), 100);
     const ms = await closedAfter(socket);
     expect(ms).toBeGreaterThanOrEqual(LIMITS.headersMs - 50);
-    expect(ms).toBeLessThan(LIMITS.headersMs + 2000);
+    expect(ms).toBeLessThan(LIMITS.headersMs + LATE_MS);
   });
 
   it('closes a connection whose body trickles in past the request limit', async () => {
@@ -100,7 +107,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     dribble(socket, 'b'.repeat(500), 100);
     const ms = await closedAfter(socket);
     expect(ms).toBeGreaterThanOrEqual(LIMITS.requestMs - 50);
-    expect(ms).toBeLessThan(LIMITS.requestMs + 2000);
+    expect(ms).toBeLessThan(LIMITS.requestMs + LATE_MS);
   });
 
   it('closes a keep-alive connection idle between requests', async () => {
@@ -114,7 +121,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(answer).toMatch(/keep-alive: timeout=0/i); // what the client is told: our limit, in whole seconds
     // Node keeps the socket one second past the announced limit, so a client reusing it at the
     // last moment does not meet a closed socket (http.Server keepAliveTimeoutBuffer).
-    expect(ms).toBeLessThan(LIMITS.keepAliveMs + 2000);
+    expect(ms).toBeLessThan(LIMITS.keepAliveMs + LATE_MS);
   });
 
   it('keeps a connection whose request is still being served, however quiet the client is', async () => {
@@ -133,7 +140,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     const socket = await connect(listener.port);
     socket.write('PRI * HTTP/2.0\r\n');
     const ms = await closedAfter(socket);
-    expect(ms).toBeLessThan(LIMITS.h2IdleMs + 1500);
+    expect(ms).toBeLessThan(LIMITS.h2IdleMs + LATE_MS);
   });
 
   it('closes an idle HTTP/2 session, after serving it', async () => {
@@ -149,7 +156,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(status).toBe(200);
     const started = Date.now();
     await new Promise<void>((resolve) => session.once('close', () => resolve()));
-    expect(Date.now() - started).toBeLessThan(LIMITS.h2IdleMs + 1500);
+    expect(Date.now() - started).toBeLessThan(LIMITS.h2IdleMs + LATE_MS);
   });
 
   it('cancels an HTTP/2 stream whose body does not arrive in time', async () => {
@@ -190,7 +197,7 @@ describe('TLS (SPEC 10.8)', () => {
   it('closes a TCP connection that never starts the handshake', async () => {
     const socket = await connect(listener.port);
     const ms = await closedAfter(socket);
-    expect(ms).toBeLessThan(LIMITS.silentMs + 1000);
+    expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
   it('closes a TLS connection that sends no request', async () => {
@@ -199,7 +206,7 @@ describe('TLS (SPEC 10.8)', () => {
       s.once('error', reject);
     });
     const ms = await closedAfter(socket);
-    expect(ms).toBeLessThan(LIMITS.silentMs + 1000);
+    expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
   it('closes a TLS connection whose headers trickle in', async () => {
@@ -209,7 +216,7 @@ describe('TLS (SPEC 10.8)', () => {
     });
     const closed = closedAfter(socket);
     dribble(socket, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200), 100);
-    expect(await closed).toBeLessThan(LIMITS.headersMs + 2000);
+    expect(await closed).toBeLessThan(LIMITS.headersMs + LATE_MS);
   });
 
   it('closes an idle HTTP/2 session over TLS', async () => {
@@ -217,7 +224,7 @@ describe('TLS (SPEC 10.8)', () => {
     session.on('error', () => {});
     const started = Date.now();
     await new Promise<void>((resolve) => session.once('close', () => resolve()));
-    expect(Date.now() - started).toBeLessThan(LIMITS.h2IdleMs + 1500);
+    expect(Date.now() - started).toBeLessThan(LIMITS.h2IdleMs + LATE_MS);
   });
 });
 
