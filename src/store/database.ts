@@ -73,6 +73,7 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
 }
 
 export async function migrate(db: DB): Promise<MigrationResultSet> {
+  if (await upToDate(db)) return { results: [] };
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
@@ -82,6 +83,20 @@ export async function migrate(db: DB): Promise<MigrationResultSet> {
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
   return result;
+}
+
+/**
+ * Whether the database has run exactly this build's migrations: two small queries. Kysely's Migrator
+ * reads the whole catalog (every table and column) twice before it finds nothing to do, which took
+ * 0.25–0.35 s of every start on a migrated PostgreSQL database. Anything else (a first start, a new
+ * migration, a database migrated by a newer build) goes through the Migrator and its lock as before.
+ */
+async function upToDate(db: DB): Promise<boolean> {
+  const { rows: table } = await sql<{ found: boolean }>`select to_regclass('gatehouse_migrations') is not null as found`.execute(db);
+  if (!table[0]?.found) return false;
+  const { rows } = await sql<{ name: string }>`select name from gatehouse_migrations`.execute(db);
+  const known = Object.keys(migrations);
+  return rows.length === known.length && rows.every(({ name }) => name in migrations);
 }
 
 export async function ping(db: DB): Promise<void> {
