@@ -2,7 +2,7 @@
  * Identifiers in ZITADEL's shape: decimal strings of about 18 digits, ordered by creation time
  * (milliseconds since 2020 shifted left by 22 bits, plus 22 random bits).
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomFillSync, randomInt } from 'node:crypto';
 
 const EPOCH = 1577836800000n; // 2020-01-01T00:00:00Z
 
@@ -11,7 +11,25 @@ export function newId(): string {
   return ((millis << 22n) | BigInt(randomInt(0, 1 << 22))).toString();
 }
 
+/**
+ * Random bytes are drawn from the operating system's generator 4 KiB at a time, and each byte is
+ * handed out once: one call for 128 opaque tokens instead of one call and one allocation per token
+ * (9 µs of each client_credentials request in the profile). Node's own randomUUID and randomInt keep
+ * such a cache too.
+ */
+const POOL_BYTES = 4096;
+const pool = Buffer.allocUnsafeSlow(POOL_BYTES);
+let used = POOL_BYTES;
+
 /** A random URL-safe string carrying `bytes` bytes of entropy. */
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
+  if (bytes > POOL_BYTES) return randomFillSync(Buffer.alloc(bytes)).toString('base64url');
+  if (used + bytes > POOL_BYTES) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const token = pool.toString('base64url', used, used + bytes);
+  pool.fill(0, used, used + bytes); // handed out: nothing of it stays in the pool
+  used += bytes;
+  return token;
 }
