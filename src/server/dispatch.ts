@@ -24,6 +24,15 @@ export interface Dispatch {
   shutDown(): void;
 }
 
+/**
+ * Paths the API can never serve: its REST routes live under /v2, /v2beta, /v3alpha and /auth (the
+ * protos' HTTP bindings) and its procedures are /package.Service/Method. The OAuth endpoints and the
+ * login UI go to Express without the API's route match (the token endpoint is the hottest POST).
+ */
+function expressOnly(url: string | undefined): boolean {
+  return url !== undefined && (url.startsWith('/oauth/') || url.startsWith('/ui/'));
+}
+
 export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition): Dispatch {
   const { config, db, log, metrics, directory, tokens, instanceId } = gh;
   const documents = documentEndpoints(gh, discoveryJson);
@@ -72,7 +81,12 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
     http1: (req, res) => {
       withRequestId(observe(req, res), () => {
         // the key set and discovery document first: prepared bytes, no routing (the hottest GETs)
-        const serve = () => (documents.serve(req, res) ? Promise.resolve() : api.handle(req, res).then((handled) => void (handled || app(req, res))));
+        const serve = () =>
+          documents.serve(req, res)
+            ? Promise.resolve()
+            : expressOnly(req.url)
+              ? Promise.resolve(app(req, res))
+              : api.handle(req, res).then((handled) => void (handled || app(req, res)));
         // Same-origin and non-browser requests (no Origin header) skip CORS altogether.
         const served = req.headers.origin === undefined ? serve() : cors.handle(req, res).then((answered) => (answered ? undefined : serve()));
         served.catch(failed(res));

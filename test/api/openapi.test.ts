@@ -128,6 +128,10 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths['/v2/features/instance'] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
   });
 
+  it('has no route under /oauth/ or /ui/, which the dispatcher hands to Express without the API (server/dispatch.ts)', () => {
+    expect(routes.map((route) => route.firstSegment).filter((segment) => segment === undefined || segment === 'oauth' || segment === 'ui')).toEqual([]);
+  });
+
   it('lists the query parameters of a GET route', () => {
     const get = document.paths['/v2/features/instance']?.['get'];
     expect(get?.parameters).toEqual([{ name: 'inheritance', in: 'query', schema: { type: 'boolean' } }]);
