@@ -4,16 +4,12 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { applyBootstrapFile } from './bootstrap/apply.ts';
-import { ensureFirstRun, printFirstRun } from './bootstrap/first-run.ts';
-import { createMachineKey } from './cli/machine-key.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import { isFeatureName, setFeatures } from './domain/features.ts';
-import { rotateNow } from './domain/keys.ts';
-import { instanceIdOf, loadMasterKey } from './server/compose.ts';
-import { createLogger } from './server/request-context.ts';
-import { startServer } from './server/start.ts';
-import { migrate, openDatabase, type DB } from './store/database.ts';
+import type { DB } from './store/database.ts';
+
+// Each command loads what it uses when it runs (`import()` below): `help` or a usage error answers
+// without loading the server, and `migrate` or `features set` without Express, Connect and the
+// generated protobuf code.
 
 const USAGE = `usage: gatehouse <command>
 
@@ -29,6 +25,7 @@ Configuration comes from the environment: see README.md.`;
 class UsageError extends Error {}
 
 async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
+  const { migrate, openDatabase } = await import('./store/database.ts');
   const { db } = await openDatabase(config, { oneShot: true }); // one command, then exit (store/database.ts)
   try {
     await migrate(db);
@@ -39,7 +36,8 @@ async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Pr
 }
 
 async function requireInstance(db: DB): Promise<string> {
-  const id = await instanceIdOf(db);
+  const { findFirstInstanceId } = await import('./store/instances.ts');
+  const id = await findFirstInstanceId(db);
   if (!id) throw new UsageError('the database has no instance yet: run `gatehouse start` or `gatehouse bootstrap FILE` first');
   return id;
 }
@@ -47,6 +45,12 @@ async function requireInstance(db: DB): Promise<string> {
 async function start(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { bootstrap: { type: 'string' } }, strict: true });
   const bootstrapFile = values.bootstrap ?? config.bootstrapFile;
+  const [{ startServer }, { applyBootstrapFile }, { ensureFirstRun, printFirstRun }, { createLogger }] = await Promise.all([
+    import('./server/start.ts'),
+    import('./bootstrap/apply.ts'),
+    import('./bootstrap/first-run.ts'),
+    import('./server/request-context.ts'),
+  ]);
   const log = createLogger(config.logLevel);
   const running = await startServer({
     config,
@@ -91,12 +95,18 @@ async function run(argv: string[]): Promise<void> {
     case 'bootstrap': {
       const [file, ...extra] = rest;
       if (!file || extra.length > 0) throw new UsageError('usage: gatehouse bootstrap FILE');
+      const { applyBootstrapFile } = await import('./bootstrap/apply.ts');
       const summary = await withDatabase(config, (db) => applyBootstrapFile(db, file));
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return;
     }
     case 'keys': {
       if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
+      const [{ rotateNow }, { loadMasterKey }, { createLogger }] = await Promise.all([
+        import('./domain/keys.ts'),
+        import('./server/compose.ts'),
+        import('./server/request-context.ts'),
+      ]);
       const log = createLogger(config.logLevel);
       const kid = await withDatabase(config, async (db) => {
         await requireInstance(db);
@@ -114,6 +124,7 @@ async function run(argv: string[]): Promise<void> {
       });
       if (positionals.join(' ') !== 'create' || !values.user) throw new UsageError('usage: gatehouse machine-key create --user NAME [--out FILE]');
       const userName = values.user;
+      const { createMachineKey } = await import('./cli/machine-key.ts');
       const keyFile = await withDatabase(config, async (db) => {
         await requireInstance(db);
         return createMachineKey(db, { userName });
@@ -132,6 +143,7 @@ async function run(argv: string[]): Promise<void> {
       if (verb !== 'set' || !name || (state !== 'on' && state !== 'off') || extra.length > 0) {
         throw new UsageError('usage: gatehouse features set NAME on|off');
       }
+      const { isFeatureName, setFeatures } = await import('./domain/features.ts');
       if (!isFeatureName(name)) throw new UsageError(`unknown feature ${name}; known: oidcTokenExchange`);
       const details = await withDatabase(config, async (db) => setFeatures(db, await requireInstance(db), { [name]: state === 'on' }, 'cli'));
       process.stdout.write(`${name} is ${state} (sequence ${details.sequence})\n`);

@@ -1,8 +1,8 @@
 /**
  * Composition: opens and migrates the database and builds the `Gatehouse` context (master key,
  * instance, signing keys, directory, tokens, metrics, throttle) with the caches a change empties
- * (the discovery document, the CORS origins). The master key and instance lookups are shared with
- * the CLI (main.ts).
+ * (the discovery document, the CORS origins). The master key's loading is shared with the CLI
+ * (commands.ts).
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -37,11 +37,6 @@ function randomUUIDKey(): string {
   return Buffer.concat([Buffer.from(randomUUID().replaceAll('-', ''), 'hex'), Buffer.from(randomUUID().replaceAll('-', ''), 'hex')]).toString('base64');
 }
 
-/** The instance this database serves (the first created); undefined before a bootstrap or first run. */
-export async function instanceIdOf(db: DB): Promise<string | undefined> {
-  return findFirstInstanceId(db);
-}
-
 export interface ComposeOptions {
   config: Config;
   log: Logger;
@@ -65,7 +60,7 @@ export async function compose({ config, log, prepare }: ComposeOptions): Promise
   const { db } = await openDatabase(config);
   await migrate(db);
   await prepare?.(db);
-  const instanceId = await instanceIdOf(db);
+  const instanceId = await findFirstInstanceId(db); // the instance this database serves (the first created)
   if (!instanceId) throw new Error('the database has no instance: run `gatehouse bootstrap FILE` or start without a bootstrap file');
 
   const masterKey = loadMasterKey(config, log);
