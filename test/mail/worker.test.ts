@@ -34,8 +34,13 @@ function configWith(env: Record<string, string>): Config {
   return loadConfig({ GATEHOUSE_EXTERNAL_URL: 'https://login.example.test', GATEHOUSE_SMTP_FROM: FROM, ...env });
 }
 
+/** The workers here poll every 100 ms instead of every second, so "later polls" take a fraction of a second to happen. */
+const POLL_MS = 100;
+/** Long enough for several polls, even when timers run late on a busy machine. */
+const SEVERAL_POLLS_MS = 6 * POLL_MS;
+
 function worker(db: DB, instanceId: string, config: Config): MailWorker {
-  const started = startMailWorker({ config, db, log: logger(), instanceId });
+  const started = startMailWorker({ config, db, log: logger(), instanceId }, { intervalMs: POLL_MS });
   workers.push(started);
   return started;
 }
@@ -103,7 +108,7 @@ test('a queued message is delivered with text and HTML, From, To, Subject and it
   expect(sent).toMatchObject({ recipient: 'user1@example.test', subject: 'Bestätigen Sie Ihre E-Mail', text_body: '', html_body: '' });
   expect(sent.created_at).toBeInstanceOf(Date);
   expect(JSON.stringify(await database.db.selectFrom('outbox').selectAll().execute())).not.toContain('CODE1');
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // a later poll does not send it again
+  await new Promise((resolve) => setTimeout(resolve, SEVERAL_POLLS_MS)); // a later poll does not send it again
   expect(mailbox.messages).toHaveLength(1);
 });
 
@@ -149,7 +154,7 @@ test('two workers on one database send each row once', async () => {
       const left = await database.db.selectFrom('outbox').select('id').where('sent_at', 'is', null).execute();
       return left.length === 0;
     }, 10_000, 'all rows sent');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await new Promise((resolve) => setTimeout(resolve, SEVERAL_POLLS_MS));
     const messageIds = mailbox.messages.map((m) => m.headers.get('message-id'));
     expect(messageIds).toHaveLength(30);
     expect(new Set(messageIds).size).toBe(30);
@@ -168,7 +173,7 @@ test('without SMTP the message is logged once (text included) and kept in the ou
   w.kick();
   const logged = () => logLines.filter((l) => l['outboxId'] === id);
   await until(async () => logged().length > 0, 5000, 'the log line');
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // more polls
+  await new Promise((resolve) => setTimeout(resolve, SEVERAL_POLLS_MS)); // more polls
   expect(logged()).toHaveLength(1);
   expect(logged()[0]).toMatchObject({ level: 30, to: 'user1@example.test', subject: 'Verify your email 1' });
   expect(String(logged()[0]!['text'])).toContain('CODE1');
@@ -180,7 +185,7 @@ test('without SMTP the message is logged once (text included) and kept in the ou
   await w.stop();
   await mailbox.start(0);
   worker(database.db, instanceId, configWith({ GATEHOUSE_SMTP_URL: mailbox.url })).kick();
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => setTimeout(resolve, SEVERAL_POLLS_MS));
   expect(mailbox.messages).toHaveLength(0);
 });
 
@@ -219,7 +224,7 @@ test('stop() waits for the send in progress, then polls no more; unsent rows sta
   expect(afterStop.sent_at === null ? 0 : 1).toBe(mailbox.messages.length);
 
   const second = await enqueueMail(database.db, mail(instanceId, 2));
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => setTimeout(resolve, SEVERAL_POLLS_MS));
   expect((await row(second)).sent_at).toBeNull();
   expect(mailbox.messages.filter((m) => m.to[0] === 'user2@example.test')).toHaveLength(0);
 
