@@ -4,6 +4,7 @@
  * be included more than once) and a size bound. Only the parameters a step reads are ever taken
  * from the result. The scope parameter's grammar is OAuth's alone (oauth/scopes.ts parseScope).
  */
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { InvalidRequest } from './errors.ts';
 
@@ -12,7 +13,7 @@ export type Params = ReadonlyMap<string, string>;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /** Reads the raw body with a size bound; 413 past it. */
-export async function readBody(req: Request, maxBytes: number): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw new InvalidRequest('request body is too large', 413);
   // Events, not `for await`: leaving an async iterator early destroys the request and with it the
@@ -46,6 +47,11 @@ export function parseParams(text: string): Map<string, string> {
  * invalid UTF-8 leniently (into U+FFFD), which would let garbage pass for a value; here either is
  * invalid_request.
  */
+/** One name or value of a form: `+` is a space, then percent-decoding; most have neither, and are taken as they are. */
+function formDecode(raw: string): string {
+  return raw.includes('%') || raw.includes('+') ? decodeURIComponent(raw.replace(/\+/g, ' ')) : raw;
+}
+
 function* strictPairs(text: string): Generator<[string, string]> {
   if (text === '') return;
   for (const part of text.split('&')) {
@@ -55,7 +61,7 @@ function* strictPairs(text: string): Generator<[string, string]> {
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
     let pair: [string, string];
     try {
-      pair = [decodeURIComponent(rawKey.replace(/\+/g, ' ')), decodeURIComponent(rawValue.replace(/\+/g, ' '))];
+      pair = [formDecode(rawKey), formDecode(rawValue)];
     } catch {
       throw new InvalidRequest('request parameters are not correctly percent-encoded UTF-8');
     }
@@ -97,16 +103,16 @@ export function parseParamsKeepingFirst(text: string): ParsedParams {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The form body of a POST; a missing body is an empty form. */
-export async function readForm(req: Request, maxBytes: number): Promise<Map<string, string>> {
+export async function readForm(req: IncomingMessage, maxBytes: number): Promise<Map<string, string>> {
   return parseParams(await readFormText(req, maxBytes));
 }
 
 /** The form body of a POST with repeated parameters kept, for a caller that allows some to repeat. */
-export async function readFormKeepingRepeats(req: Request, maxBytes: number): Promise<ParsedParams> {
+export async function readFormKeepingRepeats(req: IncomingMessage, maxBytes: number): Promise<ParsedParams> {
   return parseParamsKeepingFirst(await readFormText(req, maxBytes));
 }
 
-async function readFormText(req: Request, maxBytes: number): Promise<string> {
+async function readFormText(req: IncomingMessage, maxBytes: number): Promise<string> {
   const type = req.headers['content-type'];
   const body = await readBody(req, maxBytes);
   if (body.length === 0 && type === undefined) return '';

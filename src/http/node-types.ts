@@ -28,3 +28,15 @@ export function abortResponse(res: NodeResponse): void {
   if ('stream' in res) res.stream.close();
   else res.destroy();
 }
+
+/**
+ * A JSON answer of the OAuth endpoints, byte for byte what Express's `res.json` writes (no spaces,
+ * UTF-8, with its length), for the endpoints the dispatcher serves without Express (server/dispatch.ts).
+ */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}

@@ -3,12 +3,13 @@
  * client_secret_basic or private_key_jwt; a token is active only when it is valid, unrevoked, and its
  * audience contains the caller's client id or project id. Anything else is {"active": false}.
  */
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';
 import { activeTokenUser } from '../domain/token-user.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { InvalidClient } from './errors.ts';
 import { readForm, required } from '../http/form.ts';
+import { sendJson } from '../http/node-types.ts';
 import { userClaims } from './claims.ts';
 import { tokenRoleClaims } from './role-claims.ts';
 
@@ -16,7 +17,7 @@ export const INTROSPECT_PATH = '/oauth/v2/introspect';
 
 export function introspectionEndpoint(gh: Gatehouse) {
   const endpointUrl = `${gh.config.externalUrl}${INTROSPECT_PATH}`;
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const params = await readForm(req, gh.config.maxBodyBytes);
     const client = await authenticateClient(gh, req, params, {
       accepted: ['client_secret_basic', 'private_key_jwt'],
@@ -29,16 +30,16 @@ export function introspectionEndpoint(gh: Gatehouse) {
     const claims = await gh.tokens.verifyAccessToken(token);
     const caller = client.app;
     if (!claims || !(claims.audience.includes(caller.clientId) || claims.audience.includes(caller.projectId))) {
-      res.json({ active: false });
+      sendJson(res, 200, { active: false });
       return;
     }
     const user = await activeTokenUser(gh.directory, gh.instanceId, claims);
     if (!user) {
-      res.json({ active: false });
+      sendJson(res, 200, { active: false });
       return;
     }
     const roles = await tokenRoleClaims(gh, user, claims);
-    res.json({
+    sendJson(res, 200, {
       active: true,
       scope: claims.scopes.join(' '),
       client_id: claims.clientId,

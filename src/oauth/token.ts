@@ -4,11 +4,12 @@
  * authenticate the client, check the grant is allowed for it, keep only the parameters the grant
  * knows, dispatch.
  */
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';
 import { authenticateClient, type AuthenticatedClient } from './client-auth/index.ts';
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
 import { readFormKeepingRepeats, required, type Params } from '../http/form.ts';
+import { sendJson } from '../http/node-types.ts';
 import type { Grant } from './grants/grant.ts';
 import { grantRegistry } from './grants/index.ts';
 import { countIssued } from './grants/token-response.ts';
@@ -38,7 +39,7 @@ function onlyDeclared(params: Params, grant: Grant): Params {
 
 export function tokenEndpoint(gh: Gatehouse) {
   const endpointUrl = `${gh.config.externalUrl}${TOKEN_PATH}`;
-  return async (req: Request, res: Response): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const { params, repeated, lists } = await readFormKeepingRepeats(req, gh.config.maxBodyBytes);
     if (repeated.includes('grant_type')) throw new InvalidRequest('grant_type is repeated');
     const grant = await findGrant(gh, required(params, 'grant_type'));
@@ -51,6 +52,6 @@ export function tokenEndpoint(gh: Gatehouse) {
     checkAllowed(grant, client);
     const response = await grant.handle({ gh, req, params: onlyDeclared(params, grant), lists, client, endpointUrl });
     countIssued(gh, grant.metricName, response);
-    res.status(200).json(response);
+    sendJson(res, 200, response);
   };
 }

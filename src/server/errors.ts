@@ -2,25 +2,32 @@
  * The one renderer of the OAuth error world (STYLE §4): OAuth errors as RFC 6749 JSON, anything
  * unexpected classified by http/errors.ts `toOAuthError` (server_error, or temporarily_unavailable
  * while the database is down or the hashing queue is full, 429 for a throttled address), logged
- * with its cause; only static messages reach the client.
+ * with its cause; only static messages reach the client. Express's error handler and the endpoints
+ * the dispatcher serves without Express (server/dispatch.ts) both answer through `renderOAuthError`.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { RetryLater, toOAuthError } from '../http/errors.ts';
+import { sendJson } from '../http/node-types.ts';
 import { InvalidClient } from '../oauth/errors.ts';
 
+export function renderOAuthError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
+  const oauth = toOAuthError(error);
+  const path = (req.url ?? '/').split('?', 1)[0];
+  if (oauth.status >= 500) log.error({ err: error, path }, 'request failed');
+  else log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path }, 'request refused');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+  if (oauth instanceof InvalidClient && oauth.basic) res.setHeader('WWW-Authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
+  if (oauth instanceof RetryLater) res.setHeader('Retry-After', String(oauth.retryAfterSeconds));
+  sendJson(res, oauth.status, oauth.body());
+}
+
 export function oauthErrorRenderer(log: Logger) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const oauth = toOAuthError(error);
-    if (oauth.status >= 500) log.error({ err: error, path: req.path }, 'request failed');
-    else log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path: req.path }, 'request refused');
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    res.status(oauth.status).set('Cache-Control', 'no-store').set('Pragma', 'no-cache');
-    if (oauth instanceof InvalidClient && oauth.basic) res.set('WWW-Authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
-    if (oauth instanceof RetryLater) res.set('Retry-After', String(oauth.retryAfterSeconds));
-    res.json(oauth.body());
-  };
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => renderOAuthError(log, error, req, res);
 }

@@ -4,7 +4,7 @@
  * invalid_request. The client must be registered for the method it used, and the endpoint or grant
  * must accept that method. Failed authentications are limited per client address (SPEC 10.11).
  */
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
 import { decoyVerify } from '../../domain/crypto.ts';
 import type { Application, User } from '../../domain/directory.ts';
@@ -31,7 +31,7 @@ interface Presented {
 }
 
 /** Which credentials the request carries. */
-export function presentedCredentials(req: Request, params: Params): Presented | undefined {
+export function presentedCredentials(req: IncomingMessage, params: Params): Presented | undefined {
   const header = req.headers.authorization;
   const basic = header !== undefined && /^basic /i.test(header);
   const assertion = optional(params, 'client_assertion');
@@ -79,7 +79,7 @@ export interface AuthenticateOptions {
  */
 export async function authenticateClient(
   gh: Gatehouse,
-  req: Request,
+  req: IncomingMessage,
   params: Params,
   options: AuthenticateOptions,
 ): Promise<AuthenticatedClient> {
@@ -94,7 +94,7 @@ export async function authenticateClient(
   }
 }
 
-async function authenticate(gh: Gatehouse, req: Request, params: Params, options: AuthenticateOptions): Promise<AuthenticatedClient> {
+async function authenticate(gh: Gatehouse, req: IncomingMessage, params: Params, options: AuthenticateOptions): Promise<AuthenticatedClient> {
   const presented = presentedCredentials(req, params);
   const basic = presented?.method === 'client_secret_basic';
   if (!presented) throw new InvalidClient('no client authentication');

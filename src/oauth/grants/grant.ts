@@ -1,5 +1,5 @@
 /** The shape every grant module has (STYLE §1): its type, the parameters it reads, and handle(). */
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
@@ -17,7 +17,7 @@ export interface TokenResponse {
 
 export interface GrantContext {
   gh: Gatehouse;
-  req: Request;
+  req: IncomingMessage;
   /** Only the parameters this grant declares (the first value of a repeatable one). */
   params: Params;
   /** Every value of the grant's repeatable parameters that came more than once. */
