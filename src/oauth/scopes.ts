@@ -18,9 +18,20 @@ export function parseScope(value: string): string[] {
   return [...new Set(scopes)];
 }
 
-function projectScopePattern(serviceName: string): RegExp {
-  return new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`);
+/** Compiled once per service name (one per process), not on every token request. */
+function once<T>(build: (serviceName: string) => T): (serviceName: string) => T {
+  const built = new Map<string, T>();
+  return (serviceName) => {
+    let value = built.get(serviceName);
+    if (value === undefined) {
+      value = build(serviceName);
+      built.set(serviceName, value);
+    }
+    return value;
+  };
 }
+
+const projectScopePattern = once((serviceName) => new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`));
 
 /** Role scopes (SPEC §12): `…:project:roles` asks for every role, `…:project:role:{key}` for that role. */
 export interface RoleScopes {
@@ -28,9 +39,10 @@ export interface RoleScopes {
   keys: string[];
 }
 
-function roleScopePatterns(serviceName: string): { all: string; one: RegExp } {
-  return { all: `urn:${serviceName}:iam:org:project:roles`, one: new RegExp(`^urn:${serviceName}:iam:org:project:role:(.+)$`) };
-}
+const roleScopePatterns = once((serviceName): { all: string; one: RegExp } => ({
+  all: `urn:${serviceName}:iam:org:project:roles`,
+  one: new RegExp(`^urn:${serviceName}:iam:org:project:role:(.+)$`),
+}));
 
 /** The role scopes among `scopes` (of a request, or of a token already issued). */
 export function roleScopesOf(serviceName: string, scopes: readonly string[]): RoleScopes {
