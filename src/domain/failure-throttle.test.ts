@@ -32,6 +32,14 @@ describe('FailureThrottle (SPEC 10.11)', () => {
     expect(throttle.take('a', T0 + 22)).toBe(60);
   });
 
+  it('starts its windows phaseMs after the minute when asked', () => {
+    const throttle = new FailureThrottle(1, { phaseMs: 45_000 });
+    expect(throttle.take('a', T0 + 50_000)).toBe(0);
+    expect(throttle.take('a', T0 + 59_000)).toBe(46); // the window runs on past the minute, to T0 + 105 s
+    expect(throttle.retryAfter('a', T0 + 104_500)).toBe(1);
+    expect(throttle.take('a', T0 + 105_000)).toBe(0);
+  });
+
   it('is off with a limit of 0', () => {
     const throttle = new FailureThrottle(0);
     for (let i = 0; i < 100; i++) throttle.recordFailure('a', T0);

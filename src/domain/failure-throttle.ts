@@ -17,16 +17,26 @@
  */
 export class FailureThrottle {
   readonly #limit: number;
+  readonly #phaseMs: number;
   #window = 0;
   #counts = new Map<string, number>();
 
-  /** `perMinute` 0 turns the throttle off. */
-  constructor(perMinute: number) {
+  /**
+   * `perMinute` 0 turns the throttle off. The windows start on the minute, or `phaseMs` after it: a
+   * test that must not see a window end in its middle starts one when it begins.
+   */
+  constructor(perMinute: number, { phaseMs = 0 }: { phaseMs?: number } = {}) {
     this.#limit = perMinute;
+    this.#phaseMs = phaseMs;
+  }
+
+  /** Seconds from `now` to the end of its window. */
+  #secondsLeft(window: number, now: number): number {
+    return Math.max(1, Math.ceil(((window + 1) * 60_000 + this.#phaseMs - now) / 1000));
   }
 
   #roll(now: number): number {
-    const window = Math.floor(now / 60_000);
+    const window = Math.floor((now - this.#phaseMs) / 60_000);
     if (window !== this.#window) {
       this.#window = window;
       this.#counts = new Map();
@@ -39,7 +49,7 @@ export class FailureThrottle {
     if (this.#limit === 0) return 0;
     const window = this.#roll(now);
     if ((this.#counts.get(address) ?? 0) < this.#limit) return 0;
-    return Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000));
+    return this.#secondsLeft(window, now);
   }
 
   /** Counts one failure of the address (after the work: for callers whose bursts are bounded otherwise). */
@@ -59,7 +69,7 @@ export class FailureThrottle {
     if (this.#limit === 0) return 0;
     const window = this.#roll(now);
     const count = this.#counts.get(address) ?? 0;
-    if (count >= this.#limit) return Math.max(1, Math.ceil(((window + 1) * 60_000 - now) / 1000));
+    if (count >= this.#limit) return this.#secondsLeft(window, now);
     this.#counts.set(address, count + 1);
     return 0;
   }
