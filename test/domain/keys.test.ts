@@ -1,31 +1,21 @@
 /** Automatic signing-key rotation (SPEC §6), driven with explicit clock values. */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { MasterKey } from '../../src/domain/crypto.ts';
 import { AUTO_ROTATION_LEAD_SECONDS, KeyStore } from '../../src/domain/keys.ts';
-import { migrate, openDatabase, type DB } from '../../src/store/database.ts';
-import { createTestDatabase } from '../support/gatehouse.ts';
+import type { DB } from '../../src/store/database.ts';
+import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
+let database: FreshDatabase;
 let db: DB;
-let drop: () => Promise<void>;
-let dir: string;
 const masterKey = new MasterKey(Buffer.alloc(32, 3).toString('base64'));
 const DAY = 86400;
 const config = { signingAlg: 'RS256' as const, keyRotationSeconds: 7 * DAY, maxTokenSeconds: 12 * 3600 };
 
+// the run's migrated database (the embedded one started initdb and every migration here: 19 s)
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-keys-'));
-  const database = await createTestDatabase();
-  drop = database.drop;
-  ({ db } = await openDatabase({ databaseUrl: database.url, dataDir: dir }));
-  await migrate(db);
+  database = await freshDatabase();
+  db = database.db;
 });
-afterAll(async () => {
-  await db.destroy();
-  await drop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => database?.close());
 
 it('creates a first key that signs at once, then rotates with a published lead time', async () => {
   const t0 = new Date('2026-01-01T00:00:00Z');

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { fixture, SECRETS } from '../support/fixtures.ts';
 import { createTestDatabase } from '../support/gatehouse.ts';
+import { restoreSnapshot } from '../support/snapshot.ts';
 import { basic, postForm } from '../support/http.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -91,6 +92,7 @@ describe('SIGKILL right after the answers', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-durability-'));
     const database = await createTestDatabase();
     drop = database.drop;
+    if (database.url === undefined) restoreSnapshot(dir); // the run's migrated embedded database: no initdb in the child
     env = database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '', GATEHOUSE_DATA_DIR: dir };
     bootstrap = path.join(dir, 'bootstrap.yaml');
     fs.writeFileSync(bootstrap, stringify(fixture().document));
