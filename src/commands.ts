@@ -95,8 +95,9 @@ async function run(argv: string[]): Promise<void> {
     case 'bootstrap': {
       const [file, ...extra] = rest;
       if (!file || extra.length > 0) throw new UsageError('usage: gatehouse bootstrap FILE');
-      const { applyBootstrapFile } = await import('./bootstrap/apply.ts');
-      const summary = await withDatabase(config, (db) => applyBootstrapFile(db, file));
+      const [{ applyBootstrap }, { readBootstrapFile }] = await Promise.all([import('./bootstrap/apply.ts'), import('./bootstrap/schema.ts')]);
+      const bootstrap = await readBootstrapFile(file); // a file with mistakes is refused before the database is opened
+      const summary = await withDatabase(config, (db) => applyBootstrap(db, bootstrap));
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return;
     }
