@@ -3,7 +3,8 @@
  * every API call and introspection). jose signs and verifies through WebCrypto, whose asynchronous
  * job costs more than the RSA operation itself; our own tokens have one known shape and keys we hold
  * as KeyObjects, so node:crypto signs and verifies them synchronously here (RFC 7515 §5.1 compact
- * serialization). Everything from outside (client assertions, key files) still goes through jose.
+ * serialization). Client assertions from outside have their signature checked with node:crypto too,
+ * but their headers and claims under stricter rules (oauth/assertions.ts); key files go through jose.
  */
 import { sign, verify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/index.ts';
