@@ -6,8 +6,9 @@
  * serialization). Client assertions from outside have their signature checked with node:crypto too,
  * but their headers and claims under stricter rules (oauth/assertions.ts); key files go through jose.
  */
-import { sign, verify, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config/index.ts';
+import { JWS_ALGORITHMS, signJws, verifyJws } from './jws.ts';
 
 export interface VerificationKey {
   alg: SigningAlg;
@@ -28,23 +29,10 @@ function decodeJson(part: string): Record<string, unknown> | undefined {
   }
 }
 
-function signatureValid(alg: SigningAlg, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  switch (alg) {
-    case 'RS256':
-      return verify('sha256', data, key, signature);
-    case 'ES256':
-      return verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
-    case 'EdDSA':
-      return verify(null, data, key, signature);
-  }
-}
-
 /** A compact JWS of our own: `header` is the protected header (alg, kid, typ), `payload` the claims. */
 export function signOwnJwt(header: Record<string, unknown>, payload: Record<string, unknown>, alg: SigningAlg, key: KeyObject): string {
   const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
-  const data = Buffer.from(input, 'ascii');
-  const signature =
-    alg === 'RS256' ? sign('sha256', data, key) : alg === 'ES256' ? sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' }) : sign(null, data, key);
+  const signature = signJws(JWS_ALGORITHMS[alg], key, Buffer.from(input, 'ascii'));
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -64,7 +52,7 @@ export function verifyOwnJwt(
   if (!header || header['typ'] !== expected.typ || typeof header['kid'] !== 'string' || header['crit'] !== undefined) return undefined;
   const key = keyFor(header['kid']);
   if (!key || header['alg'] !== key.alg) return undefined;
-  const valid = signatureValid(key.alg, key.key, Buffer.from(`${encodedHeader}.${encodedPayload}`, 'ascii'), Buffer.from(encodedSignature, 'base64url'));
+  const valid = verifyJws(JWS_ALGORITHMS[key.alg], key.key, Buffer.from(`${encodedHeader}.${encodedPayload}`, 'ascii'), Buffer.from(encodedSignature, 'base64url'));
   if (!valid) return undefined;
   const payload = decodeJson(encodedPayload);
   if (!payload || payload['iss'] !== expected.issuer) return undefined;

@@ -4,7 +4,7 @@
  * keys may have, the signature, and the claims; for those two, also the lifetime and single-use rules
  * of SPEC 10.9.
  *
- * The signature is checked with node:crypto, as our own JWTs are (domain/own-jwt.ts): jose verifies
+ * The signature is checked with node:crypto, as our own JWTs are (domain/jws.ts): jose verifies
  * through WebCrypto, whose job cost more than the ES256 check itself (profile of the JWT profile
  * grant under load: 16% of the server's core in WebCrypto's verify path; node:crypto's one-shot
  * verify takes 76 µs where jose's took 127 µs). The claims are still jose's own checks (see
@@ -13,76 +13,17 @@
  * requires), and a protected header with `crit` is refused, since we implement no extension
  * (RFC 7515 §4.1.11; jose would accept only `b64`, which a JWT may not use anyway).
  */
-import { constants, verify, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, UnsecuredJWT, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { sha256 } from '../domain/crypto.ts';
 import type { PublicKeyEntry } from '../domain/directory.ts';
+import { jwsAlgorithm, JWS_ALGORITHMS, keyFits, verifyJws } from '../domain/jws.ts';
 import { publicKeyOf } from '../domain/public-keys.ts';
 import type { DB } from '../store/database.ts';
 import { markAssertionUsed } from '../store/used-assertions.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
 
-/** What node:crypto needs to check each accepted algorithm (RFC 7518 §3), and which keys fit it. */
-interface Algorithm {
-  hash: string | null;
-  keyType: 'rsa' | 'ec' | 'ed25519';
-  /** ECDSA's curve (OpenSSL's name); the signature is R‖S (RFC 7518 §3.4). */
-  curve?: string;
-  /** RSASSA-PSS with a salt as long as the digest (RFC 7518 §3.5). */
-  pss?: boolean;
-}
-
-const ALGORITHMS: Record<string, Algorithm> = {
-  RS256: { hash: 'sha256', keyType: 'rsa' },
-  RS384: { hash: 'sha384', keyType: 'rsa' },
-  RS512: { hash: 'sha512', keyType: 'rsa' },
-  PS256: { hash: 'sha256', keyType: 'rsa', pss: true },
-  PS384: { hash: 'sha384', keyType: 'rsa', pss: true },
-  PS512: { hash: 'sha512', keyType: 'rsa', pss: true },
-  ES256: { hash: 'sha256', keyType: 'ec', curve: 'prime256v1' },
-  ES384: { hash: 'sha384', keyType: 'ec', curve: 'secp384r1' },
-  ES512: { hash: 'sha512', keyType: 'ec', curve: 'secp521r1' },
-  EdDSA: { hash: null, keyType: 'ed25519' },
-};
-
-/** Signature algorithms accepted on assertions (also published in discovery). */
-export const ASSERTION_ALGORITHMS = Object.keys(ALGORITHMS);
-
-/** RSA keys shorter than this are refused, as jose refuses them. */
-const MIN_RSA_BITS = 2048;
-
-interface KeyShape {
-  type: string | undefined;
-  bits: number;
-  curve: string | undefined;
-}
-
-/** A KeyObject's type and details are read from OpenSSL on every access (3.5% of the grant's CPU): once per key here. */
-const shapes = new WeakMap<KeyObject, KeyShape>();
-
-function shapeOf(key: KeyObject): KeyShape {
-  let shape = shapes.get(key);
-  if (!shape) {
-    const details = key.asymmetricKeyDetails ?? {};
-    shape = { type: key.asymmetricKeyType, bits: details.modulusLength ?? 0, curve: details.namedCurve };
-    shapes.set(key, shape);
-  }
-  return shape;
-}
-
-/** Whether `key` may sign with `algorithm`: its type, its curve, its size. */
-function fits(key: KeyObject, algorithm: Algorithm): boolean {
-  const shape = shapeOf(key);
-  if (shape.type !== algorithm.keyType) return false;
-  if (algorithm.keyType === 'rsa') return shape.bits >= MIN_RSA_BITS;
-  return algorithm.curve === undefined || shape.curve === algorithm.curve;
-}
-
-function signatureValid(algorithm: Algorithm, key: KeyObject, data: Buffer, signature: Buffer): boolean {
-  if (algorithm.curve) return verify(algorithm.hash, data, { key, dsaEncoding: 'ieee-p1363' }, signature);
-  if (algorithm.pss) return verify(algorithm.hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, signature);
-  return verify(algorithm.hash, data, key, signature);
-}
+/** Signature algorithms accepted on assertions (also published in discovery): every one of the table. */
+export const ASSERTION_ALGORITHMS: string[] = Object.keys(JWS_ALGORITHMS);
 
 /** An unsecured JWT header: the payload of a verified assertion goes through jose's claims checks under it. */
 const CLAIMS_ONLY_HEADER = Buffer.from('{"alg":"none"}').toString('base64url');
@@ -139,13 +80,13 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
   const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
   const keys = candidateKeys(rules.keys, header.kid, rules.now);
   if (keys.length === 0) throw rules.reject('no registered key matches the assertion');
-  const algorithm = typeof header.alg === 'string' && Object.hasOwn(ALGORITHMS, header.alg) ? ALGORITHMS[header.alg]! : undefined;
+  const algorithm = jwsAlgorithm(header.alg);
   if (!algorithm) throw rules.reject(`${rules.name} rejected: alg ${JSON.stringify(header.alg)} is not accepted`);
   if (header.crit !== undefined) throw rules.reject(`${rules.name} rejected: no crit header extension is supported`);
   if (!BASE64URL.test(encodedSignature)) throw rules.reject(`${rules.name} rejected: the signature is not base64url`);
   const data = Buffer.from(`${encodedHeader}.${encodedPayload}`, 'ascii');
   const signature = Buffer.from(encodedSignature, 'base64url');
-  const signer = keys.map((entry) => publicKeyOf(entry.pem)).find((key) => fits(key, algorithm) && signatureValid(algorithm, key, data, signature));
+  const signer = keys.map((entry) => publicKeyOf(entry.pem)).find((key) => keyFits(key, algorithm) && verifyJws(algorithm, key, data, signature));
   if (!signer) throw rules.reject(`${rules.name} signature does not verify`);
   return checkedClaims(encodedPayload, rules);
 }
