@@ -32,11 +32,15 @@ export function abortResponse(res: NodeResponse): void {
 /**
  * A JSON answer of the OAuth endpoints, byte for byte what Express's `res.json` writes (no spaces,
  * UTF-8, with its length), for the endpoints the dispatcher serves without Express (server/dispatch.ts).
+ * Headers set before (no-store, WWW-Authenticate, Retry-After) are kept.
  */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
+  respond(res, status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }, text);
+}
+
+/** OAuth responses are never cached (RFC 6749 §5.1): every token, code and error answer. */
+export function forbidCaching(res: http.ServerResponse): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { ResponseMode } from '../domain/auth-requests.ts';
+import { forbidCaching } from '../http/node-types.ts';
 
 export type ResponseParams = Record<string, string | undefined>;
 
@@ -23,7 +24,7 @@ const AUTO_SUBMIT = 'document.forms[0].submit();';
 const AUTO_SUBMIT_HASH = createHash('sha256').update(AUTO_SUBMIT).digest('base64');
 
 export function deliver(res: Response, redirectUri: string, mode: ResponseMode, params: ResponseParams): void {
-  res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache');
+  forbidCaching(res);
   if (mode === 'form_post') {
     const fields = Object.entries(params)
       .filter((entry): entry is [string, string] => entry[1] !== undefined)

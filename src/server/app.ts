@@ -5,6 +5,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { safeEqual } from '../domain/crypto.ts';
+import { forbidCaching } from '../http/node-types.ts';
 import { AUTHORIZE_CALLBACK_PATH } from '../http/paths.ts';
 import { loginRouter } from '../login/routes.ts';
 import { reachable } from '../store/database.ts';
@@ -28,7 +29,7 @@ type AsyncHandler = (req: Request, res: Response) => Promise<void>;
 /** OAuth responses are never cached (RFC 6749 §5.1). */
 function noStore(handler: AsyncHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache');
+    forbidCaching(res);
     handler(req, res).catch(next);
   };
 }

@@ -15,6 +15,7 @@ import { apiAudience } from '../oauth/scopes.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
 import { createApiHandler } from './api-handler.ts';
 import { createApp } from './app.ts';
+import { forbidCaching } from '../http/node-types.ts';
 import type { Composition } from './compose.ts';
 import { renderOAuthError } from './errors.ts';
 import type { Http1Handler, Http2Handler } from './listen.ts';
@@ -54,8 +55,7 @@ function hotPosts(gh: Composition['gh']): (req: http.IncomingMessage, res: http.
   return (req, res) => {
     const endpoint = req.method === 'POST' && req.url !== undefined ? endpoints.get(req.url) : undefined;
     if (endpoint === undefined) return undefined;
-    res.setHeader('Cache-Control', 'no-store'); // RFC 6749 §5.1, as server/app.ts noStore
-    res.setHeader('Pragma', 'no-cache');
+    forbidCaching(res);
     return endpoint(req, res).catch((error: unknown) => renderOAuthError(gh.log, error, req, res));
   };
 }

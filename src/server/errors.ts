@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { RetryLater, toOAuthError } from '../http/errors.ts';
-import { sendJson } from '../http/node-types.ts';
+import { forbidCaching, sendJson } from '../http/node-types.ts';
 import { InvalidClient } from '../oauth/errors.ts';
 
 export function renderOAuthError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
@@ -21,8 +21,7 @@ export function renderOAuthError(log: Logger, error: unknown, req: IncomingMessa
     res.end();
     return;
   }
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Pragma', 'no-cache');
+  forbidCaching(res);
   if (oauth instanceof InvalidClient && oauth.basic) res.setHeader('WWW-Authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
   if (oauth instanceof RetryLater) res.setHeader('Retry-After', String(oauth.retryAfterSeconds));
   sendJson(res, oauth.status, oauth.body());
