@@ -3,7 +3,7 @@
  * claims rules (RFC 7519 §7.2) with their clock tolerance. Signed here with node:crypto and jose, so
  * that both a JOSE library's output and hand-built edge cases are covered.
  */
-import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign, type KeyObject, type KeyPairKeyObjectResult } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { PublicKeyEntry } from '../../src/domain/directory.ts';
 import { InvalidGrant, OAuthError } from '../../src/oauth/errors.ts';
@@ -21,20 +21,18 @@ interface Pair {
   pem: string;
 }
 
-function pair(type: 'rsa' | 'rsa-pss' | 'ec' | 'ed25519', options: Record<string, unknown> = {}): Pair {
-  // eslint-style overloads of generateKeyPairSync do not accept a union type; each call is one of them
-  const { privateKey, publicKey } = generateKeyPairSync(type as 'rsa', options as { modulusLength: number });
+function pair({ privateKey, publicKey }: KeyPairKeyObjectResult): Pair {
   return { privateKey, pem: publicKey.export({ format: 'pem', type: 'spki' }).toString() };
 }
 
 const KEYS = {
-  rsa: pair('rsa', { modulusLength: 2048 }),
-  rsaOther: pair('rsa', { modulusLength: 2048 }),
-  rsaShort: pair('rsa', { modulusLength: 1024 }),
-  p256: pair('ec', { namedCurve: 'P-256' }),
-  p384: pair('ec', { namedCurve: 'P-384' }),
-  p521: pair('ec', { namedCurve: 'P-521' }),
-  ed25519: pair('ed25519'),
+  rsa: pair(generateKeyPairSync('rsa', { modulusLength: 2048 })),
+  rsaOther: pair(generateKeyPairSync('rsa', { modulusLength: 2048 })),
+  rsaShort: pair(generateKeyPairSync('rsa', { modulusLength: 1024 })),
+  p256: pair(generateKeyPairSync('ec', { namedCurve: 'P-256' })),
+  p384: pair(generateKeyPairSync('ec', { namedCurve: 'P-384' })),
+  p521: pair(generateKeyPairSync('ec', { namedCurve: 'P-521' })),
+  ed25519: pair(generateKeyPairSync('ed25519')),
 };
 
 const entry = (key: Pair, id = 'k1', expiresAt: Date | null = null): PublicKeyEntry => ({ id, pem: key.pem, expiresAt });

@@ -21,8 +21,8 @@ const LIMITS: ConnectionLimits = { headersMs: 1200, requestMs: 2000, silentMs: 6
 /**
  * How late a limit may close a connection and still pass: timers fire late on a busy machine (a
  * 600 ms limit was seen closing after 1,858 ms while the rest of the suite ran). A connection the
- * limit did not cover stays open until the test's own timeout (the defaults are 10 s and more), so
- * the lower bounds and this slack still tell the limit from its absence.
+ * limit did not cover stays open for the default limits (CONNECTION_LIMITS: 5 s for keep-alive, 10 s
+ * and more for the others), so each limit plus this slack still tells the limit from its absence.
  */
 const LATE_MS = 4000;
 
