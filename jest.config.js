@@ -17,5 +17,7 @@ export default {
   setupFiles: ['<rootDir>/test/support/wasm-baseline.ts'],
   setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeouts.ts'],
   testTimeout: 30000,
+  // test/ops/connections.test.ts runs its waiting cases at once (it.concurrent); 5 at a time is jest's default
+  maxConcurrency: 10,
   maxWorkers: 2,
 };

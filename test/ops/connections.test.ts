@@ -3,7 +3,8 @@
  * slow and idle connections over cleartext HTTP/1.1, h2c and TLS, never one whose request is being
  * served, and answers an oversized body with a 413 that ordinary clients can read.
  * The listener is started with small limits so that each case takes a second or two; one case
- * checks the defaults on the real server.
+ * checks the defaults on the real server. The cases on the small listeners run at once: each has a
+ * connection of its own and mostly waits for a limit (one after another they took 16 s).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -86,14 +87,14 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
   });
   afterAll(() => listener.close(100));
 
-  it('closes a connection that sends no byte', async () => {
+  it.concurrent('closes a connection that sends no byte', async () => {
     const socket = await connect(listener.port);
     const ms = await closedAfter(socket);
     expect(ms).toBeGreaterThanOrEqual(LIMITS.silentMs - 50);
     expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
-  it('closes a connection whose headers trickle in (slowloris), though every byte beats the silence limit', async () => {
+  it.concurrent('closes a connection whose headers trickle in (slowloris), though every byte beats the silence limit', async () => {
     const socket = await connect(listener.port);
     dribble(socket, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200), 100);
     const ms = await closedAfter(socket);
@@ -101,7 +102,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(ms).toBeLessThan(LIMITS.headersMs + LATE_MS);
   });
 
-  it('closes a connection whose body trickles in past the request limit', async () => {
+  it.concurrent('closes a connection whose body trickles in past the request limit', async () => {
     const socket = await connect(listener.port);
     socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n');
     dribble(socket, 'b'.repeat(500), 100);
@@ -110,7 +111,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(ms).toBeLessThan(LIMITS.requestMs + LATE_MS);
   });
 
-  it('closes a keep-alive connection idle between requests', async () => {
+  it.concurrent('closes a keep-alive connection idle between requests', async () => {
     const socket = await connect(listener.port);
     const closed = closedAfter(socket);
     let answer = '';
@@ -124,7 +125,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(ms).toBeLessThan(LIMITS.keepAliveMs + LATE_MS);
   });
 
-  it('keeps a connection whose request is still being served, however quiet the client is', async () => {
+  it.concurrent('keeps a connection whose request is still being served, however quiet the client is', async () => {
     const agent = new http.Agent({ keepAlive: false });
     const body = await new Promise<string>((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: listener.port, path: `/?delay=${LIMITS.silentMs * 2}`, agent }, (res) => {
@@ -136,14 +137,14 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(body).toBe('ok');
   });
 
-  it('closes an h2c connection that never sends the preface', async () => {
+  it.concurrent('closes an h2c connection that never sends the preface', async () => {
     const socket = await connect(listener.port);
     socket.write('PRI * HTTP/2.0\r\n');
     const ms = await closedAfter(socket);
     expect(ms).toBeLessThan(LIMITS.h2IdleMs + LATE_MS);
   });
 
-  it('closes an idle HTTP/2 session, after serving it', async () => {
+  it.concurrent('closes an idle HTTP/2 session, after serving it', async () => {
     const session = http2.connect(`http://127.0.0.1:${listener.port}`);
     session.on('error', () => {});
     const status = await new Promise<number>((resolve, reject) => {
@@ -159,7 +160,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(Date.now() - started).toBeLessThan(LIMITS.h2IdleMs + LATE_MS);
   });
 
-  it('cancels an HTTP/2 stream whose body does not arrive in time', async () => {
+  it.concurrent('cancels an HTTP/2 stream whose body does not arrive in time', async () => {
     const session = http2.connect(`http://127.0.0.1:${listener.port}`);
     session.on('error', () => {});
     const stream = session.request({ ':path': '/', ':method': 'POST' });
@@ -174,7 +175,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
     expect(outcome).toBe('408');
   });
 
-  it('answers 413 so that a Node client uploading 5 MB reads it, then closes', async () => {
+  it.concurrent('answers 413 so that a Node client uploading 5 MB reads it, then closes', async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: listener.port, path: '/big', method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, (res) => {
         res.resume();
@@ -194,13 +195,13 @@ describe('TLS (SPEC 10.8)', () => {
   });
   afterAll(() => listener.close(100));
 
-  it('closes a TCP connection that never starts the handshake', async () => {
+  it.concurrent('closes a TCP connection that never starts the handshake', async () => {
     const socket = await connect(listener.port);
     const ms = await closedAfter(socket);
     expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
-  it('closes a TLS connection that sends no request', async () => {
+  it.concurrent('closes a TLS connection that sends no request', async () => {
     const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
       const s = tls.connect({ host: '127.0.0.1', port: listener.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => resolve(s));
       s.once('error', reject);
@@ -209,7 +210,7 @@ describe('TLS (SPEC 10.8)', () => {
     expect(ms).toBeLessThan(LIMITS.silentMs + LATE_MS);
   });
 
-  it('closes a TLS connection whose headers trickle in', async () => {
+  it.concurrent('closes a TLS connection whose headers trickle in', async () => {
     const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
       const s = tls.connect({ host: '127.0.0.1', port: listener.port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => resolve(s));
       s.once('error', reject);
@@ -219,7 +220,7 @@ describe('TLS (SPEC 10.8)', () => {
     expect(await closed).toBeLessThan(LIMITS.headersMs + LATE_MS);
   });
 
-  it('closes an idle HTTP/2 session over TLS', async () => {
+  it.concurrent('closes an idle HTTP/2 session over TLS', async () => {
     const session = http2.connect(`https://127.0.0.1:${listener.port}`, { rejectUnauthorized: false });
     session.on('error', () => {});
     const started = Date.now();
