@@ -2,7 +2,8 @@
  * A bootstrap file in the shape of bootstrap.example.yaml (SPEC §9), with real generated keys, and a
  * minimal valid document for the validation tables.
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { rsaKeyPair } from '../support/key-pool.ts';
 
 export interface GeneratedKey {
   privateKey: KeyObject;
@@ -10,7 +11,7 @@ export interface GeneratedKey {
 }
 
 export function rsaKey(): GeneratedKey {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = rsaKeyPair();
   return { privateKey, publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
 }
 

@@ -1,8 +1,8 @@
 /** Bootstrap validation: strict, before any database work, every problem named by file, path and cause. */
-import { generateKeyPairSync } from 'node:crypto';
 import { stringify } from 'yaml';
 import { BootstrapError, parseBootstrap, readBootstrapFile, validateBootstrap } from '../../src/bootstrap/schema.ts';
 import { fixture } from '../support/fixtures.ts';
+import { rsaKeyPair } from '../support/key-pool.ts';
 import { exampleYaml, minimalDocument, rsaKey } from './example.ts';
 
 const FILE = 'bad.yaml';
@@ -64,7 +64,7 @@ describe('bootstrap validation', () => {
     expect(() => parseBootstrap(text, FILE)).not.toThrow();
   });
 
-  const privatePem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const privatePem = rsaKeyPair().privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
   it.each<[string, (doc: Doc) => void, string, RegExp]>([
     ['an unknown top-level key', (doc) => (doc['orgz'] = []), 'orgz', /unknown key \(did you mean "orgs"\?\)/],

@@ -8,6 +8,7 @@ import { SignJWT } from 'jose';
 import type { PublicKeyEntry } from '../../src/domain/directory.ts';
 import { InvalidGrant, OAuthError } from '../../src/oauth/errors.ts';
 import { verifyAssertion, type AssertionRules } from '../../src/oauth/assertions.ts';
+import { rsaKeyPair } from '../support/key-pool.ts';
 
 const NOW = new Date('2026-11-24T12:00:00Z');
 const SECONDS = Math.floor(NOW.getTime() / 1000);
@@ -26,8 +27,8 @@ function pair({ privateKey, publicKey }: KeyPairKeyObjectResult): Pair {
 }
 
 const KEYS = {
-  rsa: pair(generateKeyPairSync('rsa', { modulusLength: 2048 })),
-  rsaOther: pair(generateKeyPairSync('rsa', { modulusLength: 2048 })),
+  rsa: pair(rsaKeyPair()),
+  rsaOther: pair(rsaKeyPair()),
   rsaShort: pair(generateKeyPairSync('rsa', { modulusLength: 1024 })),
   p256: pair(generateKeyPairSync('ec', { namedCurve: 'P-256' })),
   p384: pair(generateKeyPairSync('ec', { namedCurve: 'P-384' })),

@@ -8,13 +8,14 @@
  *
  * Every case here once found a defect (listed in the commit history); they stay as regression tests.
  */
-import { createHmac, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import http from 'node:http';
 import http2 from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JSONWebKeySet } from 'jose';
 import { signAssertion } from '../support/assertions.ts';
 import { fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
+import { rsaKeyPair } from '../support/key-pool.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
@@ -391,7 +392,7 @@ describe('forged access tokens', () => {
     const now = Math.floor(Date.now() / 1000);
     forged.set('a token signed by our key that is not valid before next hour', (await sign({ ...payload, nbf: now + 3600 }, 'at+jwt')).jwt);
 
-    const { privateKey: strangerKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const { privateKey: strangerKey } = rsaKeyPair();
     forged.set('a JWT signed by a key we do not know, carrying our kid', await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid }).sign(strangerKey));
     forged.set('a JWT without a kid', await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt' }).sign(strangerKey));
     forged.set('a 10 KB token', `${'A'.repeat(4 * KIB)}.${'B'.repeat(4 * KIB)}.${'C'.repeat(2 * KIB)}`);

@@ -1,6 +1,7 @@
 /** The identities the OAuth suites share: an org, users, machine users with keys, a project with apps. */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { importPKCS8 } from 'jose';
+import { rsaKeyPair } from './key-pool.ts';
 
 export interface TestKey {
   id: string;
@@ -9,7 +10,7 @@ export interface TestKey {
 }
 
 export function testKey(id: string): TestKey {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = rsaKeyPair();
   return { id, privateKey, publicPem: publicKey.export({ format: 'pem', type: 'spki' }).toString() };
 }
 
