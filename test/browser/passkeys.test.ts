@@ -12,6 +12,7 @@ import path from 'node:path';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
 import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
@@ -54,6 +55,7 @@ describeWithChromium('passkeys in the login UI', () => {
   let rpBase: string;
   let origin: string;
   let admin: string;
+  const mailbox = new Mailbox();
 
   beforeAll(async () => {
     const rpPort = await freePort();
@@ -92,7 +94,8 @@ describeWithChromium('passkeys in the login UI', () => {
         },
       ],
     });
-    server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin });
+    await mailbox.start(0);
+    server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin, GATEHOUSE_SMTP_URL: mailbox.url });
     admin = await apiToken(server, 'iamAdmin');
     browser = await launchChromium();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
@@ -101,6 +104,7 @@ describeWithChromium('passkeys in the login UI', () => {
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
+    await mailbox.stop();
     await new Promise((resolve) => rp?.close(resolve));
   });
 
@@ -224,9 +228,10 @@ describeWithChromium('passkeys in the login UI', () => {
     const { context, page } = await pageWithAuthenticator('en-US', { autofill: true });
     const sent = await rest(server, 'POST', `/v2/users/${USERS.linked}/passkeys/registration_link`, admin, { sendLink: {} });
     expect(sent.status).toBe(200);
-    const mail = await server.running.gh.db.selectFrom('outbox').select('text_body').where('recipient', '=', 'linked@managed.test').executeTakeFirstOrThrow();
-    const link = new RegExp(`${origin}/ui/login/passkeys\\?[^\\s]+`).exec(mail.text_body)?.[0];
-    if (link === undefined) throw new Error(`no link in ${mail.text_body}`);
+    // read from the mail as delivered: once sent, the outbox keeps no body
+    const text = partOf((await nthMailTo(mailbox, 'linked@managed.test', 1)).raw, 'text/plain') ?? '';
+    const link = new RegExp(`${origin}/ui/login/passkeys\\?[^\\s]+`).exec(text)?.[0];
+    if (link === undefined) throw new Error(`no link in ${text}`);
     const url = new URL(link);
     expect(url.searchParams.get('userID')).toBe(USERS.linked);
 
