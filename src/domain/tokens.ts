@@ -16,12 +16,12 @@ import {
   anyRevoked,
   findAccessToken,
   insertRevocation,
-  insertTokens,
+  insertAccessTokens,
   liveRevocations,
   revokeGrantTokens,
   revokeSessionTokens,
   revokeStoredToken,
-  type NewToken,
+  type NewAccessToken,
   type Revoked,
 } from '../store/tokens.ts';
 import { sha256 } from './crypto.ts';
@@ -126,7 +126,7 @@ export class Tokens {
   readonly #db: DB;
   readonly #keys: KeyStore;
   readonly #config: TokenConfig;
-  readonly #writer: InsertBatcher<NewToken>;
+  readonly #writer: InsertBatcher<NewAccessToken>;
   /** Revocations and stored tokens this process knows; see domain/revocation-cache.ts. */
   readonly revocations = new RevocationCache();
   /**
@@ -142,7 +142,7 @@ export class Tokens {
     this.#keys = keys;
     this.#config = config;
     // Two statements in flight: one batch is committing while the next one gathers.
-    this.#writer = new InsertBatcher((rows) => insertTokens(db, rows), { concurrency: 2, maxRows: 500 });
+    this.#writer = new InsertBatcher((rows) => insertAccessTokens(db, rows), { concurrency: 2, maxRows: 500 });
   }
 
   get issuer(): string {
@@ -209,7 +209,6 @@ export class Tokens {
     await this.#writer.add({
       id: claims.jti,
       instance_id: request.instanceId,
-      kind: 'access',
       token_hash: sha256(token),
       client_id: claims.clientId,
       subject: claims.sub,

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import v8 from 'node:v8';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from './migrations/index.ts';
@@ -53,7 +53,10 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
       // ('error' on the pool), and one checked out by kysely fails its query and is dropped on release
       // ('error' on the client, which kysely does not listen to).
       created.on('error', () => {});
-      created.on('connect', (client) => client.on('error', () => {}));
+      created.on('connect', (client) => {
+        client.on('error', () => {});
+        runMarkedStatementsPrepared(client);
+      });
       return new Kysely<Database>({ dialect: new PostgresDialect({ pool: created }) });
     };
     return { db: pool(10), embedded: false };
@@ -70,6 +73,35 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, embedded: true };
+}
+
+const PREPARED_MARK = '/* prepared:';
+
+/**
+ * Marks a statement to run as a named prepared statement on PostgreSQL: put it first in the SQL text.
+ * PostgreSQL then parses and plans the statement once per connection instead of at every execution
+ * (for the batched token insert, a quarter of the database's CPU per row). Only for hot statements
+ * whose text never changes: each connection keeps every named statement it has prepared. The marker
+ * is a comment, so the embedded database runs the same text as it is.
+ */
+export function preparedAs(name: string): RawBuilder<unknown> {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`not a statement name: ${name}`);
+  return sql.raw(`${PREPARED_MARK}${name} */ `);
+}
+
+/** Makes `client` run the statements marked by preparedAs() under their names. */
+function runMarkedStatementsPrepared(client: pg.PoolClient): void {
+  // pg's query() has a dozen overloads; kysely calls it with (text, values), the pool with a callback too.
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const named = (text: string): string | undefined => (text.startsWith(PREPARED_MARK) ? text.slice(PREPARED_MARK.length, text.indexOf(' */')) : undefined);
+  Object.assign(client, {
+    query: (first: unknown, ...rest: unknown[]) => {
+      const name = typeof first === 'string' ? named(first) : undefined;
+      if (name === undefined) return query(first, ...rest);
+      const [values, ...callback] = rest;
+      return query({ name, text: first, values }, ...callback);
+    },
+  });
 }
 
 export async function migrate(db: DB): Promise<MigrationResultSet> {
