@@ -6,9 +6,20 @@ import { randomFillSync, randomInt } from 'node:crypto';
 
 const EPOCH = 1577836800000n; // 2020-01-01T00:00:00Z
 
+/** The last id this process handed out. */
+let last = 0n;
+
+/**
+ * A new id, greater than every id this process handed out before. Random bits alone collided: at
+ * 8,000 tokens a second, two of the same millisecond drew the same 22 bits about once every two and
+ * a half minutes, and the token's insert failed on the primary key (a batch insert measurement hit
+ * it). An id that would not be greater is the last one plus one, so the ids of one process never
+ * repeat, also when the clock steps back. Two processes still draw their low bits at random.
+ */
 export function newId(): string {
-  const millis = BigInt(Date.now()) - EPOCH;
-  return ((millis << 22n) | BigInt(randomInt(0, 1 << 22))).toString();
+  const drawn = ((BigInt(Date.now()) - EPOCH) << 22n) | BigInt(randomInt(0, 1 << 22));
+  last = drawn > last ? drawn : last + 1n;
+  return last.toString();
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Identifiers and random tokens: shape, and no token handed out twice across the random pool's refills. */
+import { jest } from '@jest/globals';
 import { newId, randomToken } from '../../src/domain/ids.ts';
 
 describe('randomToken', () => {
@@ -28,5 +29,19 @@ describe('newId', () => {
     const first = newId();
     expect(first).toMatch(/^\d{17,19}$/);
     expect(BigInt(newId()) >> 22n).toBeGreaterThanOrEqual(BigInt(first) >> 22n);
+  });
+
+  it('never repeats within one millisecond, and keeps growing when the clock steps back', () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.parse('2026-11-24T08:00:00Z'));
+    try {
+      // 20,000 ids in one millisecond: with 22 random bits alone, some would repeat (birthday bound)
+      const ids = Array.from({ length: 20_000 }, () => BigInt(newId()));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true);
+      now.mockReturnValue(Date.parse('2026-11-24T07:59:59Z'));
+      expect(BigInt(newId())).toBeGreaterThan(ids.at(-1)!);
+    } finally {
+      now.mockRestore();
+    }
   });
 });
