@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import type { Running } from './server/start.ts';
 import type { DB } from './store/database.ts';
 
 // Each command loads what it uses when it runs (`import()` below): `help` or a usage error answers
@@ -52,7 +53,29 @@ async function start(config: Config, args: string[]): Promise<void> {
     import('./server/request-context.ts'),
   ]);
   const log = createLogger(config.logLevel);
-  const running = await startServer({
+  // The signal handlers come first: the server answers /healthz as soon as it listens, while its
+  // background jobs are still starting, and a SIGTERM in that moment must stop it gracefully too
+  // (Node's default would end the process at once, exit code none).
+  let running: Running | undefined;
+  let signalled: string | undefined;
+  const stop = (server: Running, signal: string) => {
+    log.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  const shutdown = (signal: string) => {
+    if (signalled) return;
+    signalled = signal;
+    if (running) stop(running, signal); // else as soon as the start is complete, below
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  running = await startServer({
     config,
     log,
     prepare: async (db) => {
@@ -65,21 +88,7 @@ async function start(config: Config, args: string[]): Promise<void> {
       if (created) process.stdout.write(`${printFirstRun(created, config.externalUrl)}\n`);
     },
   });
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    running.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (signalled) stop(running, signalled);
 }
 
 async function run(argv: string[]): Promise<void> {

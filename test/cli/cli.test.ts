@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
@@ -43,6 +44,20 @@ async function waitHealthy(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error('server did not start');
+}
+
+/** Resolves as soon as `port` on 127.0.0.1 accepts a TCP connection (tried every 5 ms). */
+async function waitListening(port: number): Promise<void> {
+  for (let i = 0; i < 12_000; i++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => resolve(true));
+      socket.once('error', () => resolve(false));
+      socket.once('connect', () => socket.destroy());
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('server did not listen');
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -156,13 +171,14 @@ describe('gatehouse start', () => {
       server.child.kill('SIGKILL');
     }
 
-    // A second start finds the instance and prints no new credentials.
+    // A second start finds the instance and prints no new credentials. SIGTERM comes the moment the
+    // port accepts a connection, while the background jobs may still be starting: still a clean stop.
     const again = startProcess(['start'], env);
     try {
-      await waitHealthy(url);
-      expect(again.output()).not.toContain('/oauth/v2/authorize?client_id=demo-web');
+      await waitListening(port);
       again.child.kill('SIGTERM');
       expect(await exited(again.child)).toBe(0);
+      expect(again.output()).not.toContain('/oauth/v2/authorize?client_id=demo-web');
     } finally {
       again.child.kill('SIGKILL');
       await database.drop();
