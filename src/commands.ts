@@ -69,7 +69,10 @@ async function start(config: Config, args: string[]): Promise<void> {
     );
   };
   const shutdown = (signal: string) => {
-    if (signalled) return;
+    if (signalled) {
+      if (!running) process.exit(1); // a second signal while the start hangs (a database that does not answer): give up now
+      return;
+    }
     signalled = signal;
     if (running) stop(running, signal); // else as soon as the start is complete, below
   };
