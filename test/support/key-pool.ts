@@ -11,6 +11,7 @@ import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { removeStaleTempFolders } from './stale.ts';
 
 /** Names the JSON file (an array of PKCS #8 PEM private keys) of this run's pool. */
 const POOL_ENV = 'TEST_RSA_KEY_POOL';
@@ -40,15 +41,9 @@ function readPool(): string[] {
   return file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as string[]) : [];
 }
 
-/** A pool older than this was left by an interrupted run (no teardown) and is removed. */
-const STALE_MS = 24 * 3600 * 1000;
-
 /** Generates this run's pool and names it in the environment the workers inherit. */
 export async function createKeyPool(): Promise<void> {
-  for (const entry of fs.readdirSync(os.tmpdir())) {
-    const folder = path.join(os.tmpdir(), entry);
-    if (entry.startsWith(POOL_PREFIX) && Date.now() - fs.statSync(folder).mtimeMs > STALE_MS) fs.rmSync(folder, { recursive: true, force: true });
-  }
+  removeStaleTempFolders(POOL_PREFIX);
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), POOL_PREFIX));
   const one = () =>
     new Promise<string>((resolve, reject) =>

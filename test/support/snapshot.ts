@@ -15,6 +15,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openDatabase } from '../../src/store/database.ts';
+import { removeStaleTempFolders, STALE_MS } from './stale.ts';
 
 /** Names the PostgreSQL template database of this run. */
 const TEMPLATE_ENV = 'TEST_TEMPLATE_DATABASE';
@@ -22,8 +23,6 @@ const TEMPLATE_ENV = 'TEST_TEMPLATE_DATABASE';
 const SNAPSHOT_ENV = 'TEST_PGDATA_SNAPSHOT';
 const TEMPLATE_PREFIX = 'gh_template_';
 const SNAPSHOT_PREFIX = 'gatehouse-snapshot-';
-/** A template or snapshot older than this was left by an interrupted run (no teardown) and is removed. */
-const STALE_MS = 24 * 3600 * 1000;
 
 /** Runs one statement on the server of `baseUrl` (its maintenance database). */
 export async function onServer(baseUrl: string, statement: string): Promise<void> {
@@ -97,11 +96,7 @@ async function buildSnapshot(): Promise<string> {
 /** Removes the templates and snapshots that interrupted runs left behind, once they are a day old. */
 async function removeStale(baseUrl: string | undefined): Promise<void> {
   const now = Date.now();
-  for (const entry of fs.readdirSync(os.tmpdir())) {
-    if (!entry.startsWith(SNAPSHOT_PREFIX)) continue;
-    const folder = path.join(os.tmpdir(), entry);
-    if (now - fs.statSync(folder).mtimeMs > STALE_MS) fs.rmSync(folder, { recursive: true, force: true });
-  }
+  removeStaleTempFolders(SNAPSHOT_PREFIX, now);
   if (!baseUrl) return;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
