@@ -6,7 +6,8 @@
  * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a fresh
  * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: only the scenarios whose names match are measured, for profiling
- * one path, e.g. with NODE_OPTIONS="--max-semi-space-size=4 --cpu-prof --cpu-prof-dir=DIR").
+ * one path), BENCH_PROFILE_DIR (the server runs with `--cpu-prof` and writes its profile there when it
+ * stops; Node 24 refuses `--cpu-prof` in NODE_OPTIONS).
  *
  * The server's external URL is http://localhost:PORT, not an IP address, so that it has passkeys
  * (a WebAuthn relying party id must be a host name): the code flow is measured with a password and
@@ -102,10 +103,10 @@ async function load(name: string, options: autocannon.Options, pid: number | und
   };
 }
 
-function startChild(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+function startChild(script: string, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): ChildProcess {
   // Started under taskset so that every thread the runtime creates is on core 0 too.
   const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
-  return spawn(command[0]!, [...command.slice(1), script, ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(command[0]!, [...command.slice(1), ...nodeFlags, script, ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -190,6 +191,8 @@ async function main(): Promise<void> {
   // Listens on 127.0.0.1, named localhost: a host name is a valid relying party id, an IP address is not.
   const url = `http://localhost:${port}`;
   // The same runtime flags as `npm start` (package.json).
+  const profileDir = process.env['BENCH_PROFILE_DIR'];
+  const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
   const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
     NODE_OPTIONS: '--max-semi-space-size=4',
     ...process.env,
@@ -201,7 +204,7 @@ async function main(): Promise<void> {
     GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
     GATEHOUSE_KEYS_RATE_LIMIT: '0',
     GATEHOUSE_LOG_LEVEL: 'warn',
-  });
+  }, profileFlags);
   try {
     await waitFor(`${url}/healthz`, 60000);
     const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
