@@ -4,22 +4,19 @@
  * verification) signs in through the login UI; openid-client is the relying party. Passkeys are
  * registered through the API (RegisterPasskey over REST, `navigator.credentials.create` on a page of
  * Gatehouse's origin, VerifyPasskeyRegistration). The server's external URL is on localhost, the only
- * http origin browsers allow WebAuthn on. Screenshots go to docs/screenshots/ for the README.
+ * http origin browsers allow WebAuthn on. Screenshots for the README go to docs/screenshots/ when GATEHOUSE_SCREENSHOTS=1.
  */
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
 import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
-import { describeWithChromium, launchChromium } from '../support/chromium.ts';
+import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
 import { codeFor } from '../support/totp.ts';
 
-const SCREENSHOTS = path.resolve('docs/screenshots');
 
 const PASSWORD = 'Correct-Horse-9';
 const APP = { clientId: 'passkey-shop', secret: 'passkey-shop-secret' };
@@ -98,7 +95,6 @@ describeWithChromium('passkeys in the login UI', () => {
     server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin, GATEHOUSE_SMTP_URL: mailbox.url });
     admin = await apiToken(server, 'iamAdmin');
     browser = await launchChromium();
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60000);
 
   afterAll(async () => {
@@ -172,7 +168,7 @@ describeWithChromium('passkeys in the login UI', () => {
     await page.waitForSelector('input[name="loginName"]');
     await expect(passkeyButton(page).isVisible()).resolves.toBe(true);
     expect(await passkeyButton(page).textContent()).toBe('Sign in with a passkey');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkey-button.png'), fullPage: true });
+    await screenshot(page, 'passkey-button.png');
 
     const before = Math.floor(Date.now() / 1000);
     await passkeyButton(page).click();
@@ -412,7 +408,7 @@ describeWithChromium('passkeys in the login UI', () => {
     await page.waitForSelector('input[name="loginName"]');
     expect(await page.getAttribute('html', 'lang')).toBe('de');
     expect(await passkeyButton(page, /Passkey/).textContent()).toBe('Mit Passkey anmelden');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkey-button-de.png'), fullPage: true });
+    await screenshot(page, 'passkey-button-de.png');
     await page.fill('input[name="loginName"]', 'deutsch');
     await page.click('button[type="submit"].primary');
     await page.waitForURL(`${origin}/ui/login/passkey?**`);
@@ -426,7 +422,7 @@ describeWithChromium('passkeys in the login UI', () => {
     await page.waitForSelector('h1');
     expect(await page.getAttribute('html', 'lang')).toBe('de');
     expect(await page.textContent('main')).toContain('Schlüssel');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkeys-page-de.png'), fullPage: true });
+    await screenshot(page, 'passkeys-page-de.png');
     await context.close();
   }, 60000);
 
@@ -449,7 +445,7 @@ describeWithChromium('passkeys in the login UI', () => {
     await expect(item.count()).resolves.toBe(1);
     expect(await item.locator('strong').textContent()).toBe('Work laptop');
     expect(await item.locator('dd').nth(1).textContent()).toBe('never');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'passkeys-page.png'), fullPage: true });
+    await screenshot(page, 'passkeys-page.png');
 
     // the new passkey signs in, and the page shows when it was last used
     const config = await relyingParty();

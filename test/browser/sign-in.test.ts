@@ -1,21 +1,18 @@
 /**
  * Browser sign-in end to end (issue 3): a real headless Chromium (Debian's, driven by playwright-core)
  * fills the login UI; openid-client is the relying party and validates every ID token strictly.
- * Screenshots of the pages are written to docs/screenshots/ for the README.
+ * Screenshots of the pages for the README are written to docs/screenshots/ when GATEHOUSE_SCREENSHOTS=1.
  */
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
-import { describeWithChromium, launchChromium } from '../support/chromium.ts';
+import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 
-const SCREENSHOTS = path.resolve('docs/screenshots');
 
 interface Callback {
   method: string;
@@ -55,7 +52,6 @@ describeWithChromium('sign-in in a real browser', () => {
     }
     server = await startTestServer(document);
     browser = await launchChromium();
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60000);
 
   afterAll(async () => {
@@ -75,11 +71,11 @@ describeWithChromium('sign-in in a real browser', () => {
 
   async function signIn(page: Page, loginName: string, password: string, shots?: { login: string; password: string }): Promise<void> {
     await page.waitForSelector('input[name="loginName"]');
-    if (shots) await page.screenshot({ path: path.join(SCREENSHOTS, shots.login), fullPage: true });
+    if (shots) await screenshot(page, shots.login);
     await page.fill('input[name="loginName"]', loginName);
     await page.click('button[type="submit"].primary');
     await page.waitForSelector('input[name="password"]');
-    if (shots) await page.screenshot({ path: path.join(SCREENSHOTS, shots.password), fullPage: true });
+    if (shots) await screenshot(page, shots.password);
     await page.fill('input[name="password"]', password);
     await page.click('button[type="submit"].primary');
   }
@@ -124,7 +120,7 @@ describeWithChromium('sign-in in a real browser', () => {
     await page.goto(url.href);
     await page.waitForSelector('input[name="loginName"]');
     expect(await page.getAttribute('html', 'lang')).toBe('de');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'login-de.png'), fullPage: true });
+    await screenshot(page, 'login-de.png');
     await signIn(page, 'alice', 'Correct-Horse-9');
     await page.waitForURL(`${rpBase}/spa**`);
     const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: 'de-1' });
@@ -149,7 +145,7 @@ describeWithChromium('sign-in in a real browser', () => {
     await page.goto(authorize({}));
     await page.waitForSelector('button[name="sessionID"]');
     expect(await page.locator('button[name="sessionID"]').count()).toBe(2);
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'accounts.png'), fullPage: true });
+    await screenshot(page, 'accounts.png');
     await page.locator('button[name="sessionID"]', { hasText: 'alice@acme.test' }).click();
     await page.waitForURL(`${rpBase}/callback**`);
     const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: 'acc' });
@@ -174,7 +170,7 @@ describeWithChromium('sign-in in a real browser', () => {
     const { context, page } = await freshPage();
     await page.goto(url.href);
     await page.waitForSelector('input[name="userName"]');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'register.png'), fullPage: true });
+    await screenshot(page, 'register.png');
     await page.fill('input[name="userName"]', 'carol');
     await page.fill('input[name="email"]', 'carol@example.test');
     await page.fill('input[name="givenName"]', 'Carol');
@@ -205,7 +201,7 @@ describeWithChromium('sign-in in a real browser', () => {
     await page.goto(url.href);
     await signIn(page, 'bob@acme.test', 'Another-Horse-7');
     await page.waitForSelector('input[name="code"]');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'otp.png'), fullPage: true });
+    await screenshot(page, 'otp.png');
     await page.fill('input[name="code"]', wrongCode(secret));
     await page.click('button[type="submit"].primary');
     await page.waitForSelector('[role="alert"]');
