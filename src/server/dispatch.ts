@@ -91,8 +91,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
     res.once('finish', () => {
       const route = routeLabel(req.url ?? '/');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.requests.inc({ route, method: req.method ?? 'GET', status: String(res.statusCode) });
-      metrics.latency.observe({ route }, seconds);
+      metrics.http.record(route, req.method ?? 'GET', res.statusCode, seconds);
       if (accessLog) log.debug({ requestId: id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
     return id;
