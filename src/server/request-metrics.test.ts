@@ -1,11 +1,11 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { RequestMetrics } from './request-metrics.ts';
 
 const BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const NAMES = { requests: 'gatehouse_http_requests_total', latency: 'gatehouse_http_request_duration_seconds' };
 
 /** prom-client's own counter and histogram, as the server used them per request before. */
-function reference(registry: Registry) {
+function reference(registry: Registry<RegistryContentType>) {
   const requests = new Counter({ name: NAMES.requests, help: 'HTTP requests by route, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
   const latency = new Histogram({ name: NAMES.latency, help: 'HTTP request latency by route', labelNames: ['route'], buckets: BOUNDS, registers: [registry] });
   return (route: string, method: string, status: number, seconds: number) => {
@@ -25,8 +25,10 @@ const OBSERVED: [string, string, number, number][] = [
 
 describe('request metrics', () => {
   it.each([Registry.PROMETHEUS_CONTENT_TYPE, Registry.OPENMETRICS_CONTENT_TYPE])('expose exactly what prom-client exposes (%s)', async (contentType) => {
-    const expected = new Registry(contentType);
-    const actual = new Registry(contentType);
+    const expected = new Registry<RegistryContentType>();
+    const actual = new Registry<RegistryContentType>();
+    expected.setContentType(contentType);
+    actual.setContentType(contentType);
     const record = reference(expected);
     const metrics = new RequestMetrics(actual, NAMES, BOUNDS);
     for (const [route, method, status, seconds] of OBSERVED) {

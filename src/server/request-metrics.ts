@@ -7,7 +7,7 @@
  * every request to count it, where a scrape comes every few seconds at most. The registry formats
  * what `get()` returns, so the exposition is the same as prom-client's own counter and histogram.
  */
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
 
 interface Series {
   labels: Record<string, string>;
@@ -50,14 +50,14 @@ export class RequestMetrics {
   readonly #requests = new Map<string, Series>();
   readonly #latency = new Map<string, Latency>();
 
-  constructor(registry: Registry, names: { requests: string; latency: string }, bounds: readonly number[]) {
+  constructor(registry: Registry<RegistryContentType>, names: { requests: string; latency: string }, bounds: readonly number[]) {
     this.#bounds = bounds;
     // The registry takes any object with a name, a help text, a type and get(), as prom-client's own
     // metrics are; get() reads the name from the object, which the registry renames for OpenMetrics.
     const requests: MetricMeta = { name: names.requests, help: 'HTTP requests by route, method and status', type: 'counter', get: async () => this.#requestsObject(requests) };
     const latency: MetricMeta = { name: names.latency, help: 'HTTP request latency by route', type: 'histogram', get: async () => this.#latencyObject(latency) };
-    registry.registerMetric(requests as unknown as Parameters<Registry['registerMetric']>[0]);
-    registry.registerMetric(latency as unknown as Parameters<Registry['registerMetric']>[0]);
+    registry.registerMetric(requests as unknown as Parameters<Registry<RegistryContentType>['registerMetric']>[0]);
+    registry.registerMetric(latency as unknown as Parameters<Registry<RegistryContentType>['registerMetric']>[0]);
   }
 
   /** Counts one answered request and its latency in seconds. */
