@@ -41,6 +41,22 @@ describe('request metrics', () => {
     expect(text).toContain('gatehouse_http_request_duration_seconds_bucket{le="0.005",route="/oauth/v2/keys"} 4');
   });
 
+  it('give the same JSON as prom-client, every label in `labels`, and reset with the registry', async () => {
+    const expected = new Registry();
+    const actual = new Registry();
+    const record = reference(expected);
+    const metrics = new RequestMetrics(actual, NAMES, BOUNDS);
+    for (const [route, method, status, seconds] of OBSERVED) {
+      record(route, method, status, seconds);
+      metrics.record(route, method, status, seconds);
+    }
+    metrics.record('/oauth/v2/keys', 'GET', 200, Number.NaN); // refused, as prom-client's observe refuses it
+    expect(await actual.getMetricsAsJSON()).toEqual(await expected.getMetricsAsJSON());
+    expected.resetMetrics();
+    actual.resetMetrics();
+    expect(await actual.metrics()).toBe(await expected.metrics());
+  });
+
   it('exposes both metrics with no values before the first request, as prom-client does', async () => {
     const expected = new Registry();
     const actual = new Registry();

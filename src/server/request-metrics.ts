@@ -27,6 +27,8 @@ interface MetricValue {
   sharedLabels?: Record<string, string>;
   value: number;
   metricName?: string;
+  /** prom-client's histogram buckets carry one (null without exemplars) in JSON. */
+  exemplar?: null;
 }
 
 /** What the registry asks a metric for (prom-client's `MetricObjectWithValues`). */
@@ -38,11 +40,18 @@ interface MetricObject {
   values: MetricValue[];
 }
 
+/**
+ * What the registry calls: `getForPromString()` for the text formats (a histogram's route as a shared
+ * label, so that `le` comes first), `get()` for JSON (every label in `labels`), `reset()` from
+ * `resetMetrics()`. prom-client's own metrics have the same methods.
+ */
 interface MetricMeta {
   name: string;
   help: string;
   type: 'counter' | 'histogram';
   get(): Promise<MetricObject>;
+  getForPromString(): Promise<MetricObject>;
+  reset(): void;
 }
 
 export class RequestMetrics {
@@ -52,17 +61,32 @@ export class RequestMetrics {
 
   constructor(registry: Registry<RegistryContentType>, names: { requests: string; latency: string }, bounds: readonly number[]) {
     this.#bounds = bounds;
-    // The registry takes any object with a name, a help text, a type and get(), as prom-client's own
-    // metrics are; get() reads the name from the object, which the registry renames for OpenMetrics.
-    const requests: MetricMeta = { name: names.requests, help: 'HTTP requests by route, method and status', type: 'counter', get: async () => this.#requestsObject(requests) };
-    const latency: MetricMeta = { name: names.latency, help: 'HTTP request latency by route', type: 'histogram', get: async () => this.#latencyObject(latency) };
+    // Registered like prom-client's own metrics; the methods read the name from the object, which the
+    // registry renames for OpenMetrics.
+    const requests: MetricMeta = {
+      name: names.requests,
+      help: 'HTTP requests by route, method and status',
+      type: 'counter',
+      get: async () => this.#requestsObject(requests),
+      getForPromString: async () => this.#requestsObject(requests),
+      reset: () => this.#requests.clear(),
+    };
+    const latency: MetricMeta = {
+      name: names.latency,
+      help: 'HTTP request latency by route',
+      type: 'histogram',
+      get: async () => this.#latencyObject(latency, false),
+      getForPromString: async () => this.#latencyObject(latency, true),
+      reset: () => this.#latency.clear(),
+    };
     registry.registerMetric(requests as unknown as Parameters<Registry<RegistryContentType>['registerMetric']>[0]);
     registry.registerMetric(latency as unknown as Parameters<Registry<RegistryContentType>['registerMetric']>[0]);
   }
 
   /** Counts one answered request and its latency in seconds. */
   record(route: string, method: string, status: number, seconds: number): void {
-    const key = `${route} ${method} ${status}`;
+    if (!Number.isFinite(seconds)) return; // prom-client refuses such a value too
+    const key = `${route}\0${method}\0${status}`;
     const series = this.#requests.get(key);
     if (series) series.count += 1;
     else this.#requests.set(key, { labels: { route, method, status: String(status) }, count: 1 });
@@ -81,18 +105,20 @@ export class RequestMetrics {
     return { name: meta.name, help: meta.help, type: meta.type, aggregator: 'sum', values };
   }
 
-  #latencyObject(meta: MetricMeta): MetricObject {
+  #latencyObject(meta: MetricMeta, shared: boolean): MetricObject {
     const values: MetricValue[] = [];
     for (const latency of this.#latency.values()) {
-      const sharedLabels = { route: latency.route };
+      const route = { route: latency.route };
+      const value = (labels: Record<string, string | number>, number: number, suffix: string): MetricValue =>
+        shared
+          ? { labels, sharedLabels: route, value: number, metricName: `${meta.name}${suffix}` }
+          : { labels: { ...labels, ...route }, value: number, metricName: `${meta.name}${suffix}`, ...(suffix === '_bucket' ? { exemplar: null } : {}) };
       let cumulative = 0;
       this.#bounds.forEach((le, i) => {
         cumulative += latency.buckets[i]!;
-        values.push({ labels: { le }, sharedLabels, value: cumulative, metricName: `${meta.name}_bucket` });
+        values.push(value({ le }, cumulative, '_bucket'));
       });
-      values.push({ labels: { le: '+Inf' }, sharedLabels, value: latency.count, metricName: `${meta.name}_bucket` });
-      values.push({ labels: {}, sharedLabels, value: latency.sum, metricName: `${meta.name}_sum` });
-      values.push({ labels: {}, sharedLabels, value: latency.count, metricName: `${meta.name}_count` });
+      values.push(value({ le: '+Inf' }, latency.count, '_bucket'), value({}, latency.sum, '_sum'), value({}, latency.count, '_count'));
     }
     return { name: meta.name, help: meta.help, type: meta.type, aggregator: 'sum', values };
   }
