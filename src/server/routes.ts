@@ -1,4 +1,12 @@
-/** Route labels for metrics: known paths by name, procedures by service, everything else "other". */
+/**
+ * Route labels for metrics: known paths by name, the API's procedures by service and method,
+ * everything else "other". A label is a metric series kept for the life of the process, so only
+ * procedures the API has are named: any other path a client sends adds no series.
+ */
+import { API_SERVICES } from '../api/services.ts';
+
+const PROCEDURES: ReadonlySet<string> = new Set(API_SERVICES.flatMap(({ service }) => service.methods.map((method) => `/${service.typeName}/${method.name}`)));
+
 const KNOWN = new Set([
   '/.well-known/openid-configuration',
   '/oauth/v2/keys',
@@ -19,7 +27,10 @@ export function routeLabel(url: string): string {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   if (KNOWN.has(path)) return path;
-  if (path.startsWith('/zitadel.')) return path.split('/').slice(0, 3).join('/');
+  if (path.startsWith('/zitadel.')) {
+    const procedure = path.split('/').slice(0, 3).join('/');
+    return PROCEDURES.has(procedure) ? procedure : 'other';
+  }
   if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/') || path.startsWith('/v2beta/')) return `rest:${path.split('/')[1]}`;
   if (path.startsWith('/ui/')) return '/ui';
   if (path.startsWith('/docs/')) return '/docs';
