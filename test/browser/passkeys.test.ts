@@ -17,7 +17,6 @@ import { apiToken, managementDocument, MGMT, rest } from '../support/management.
 import { freePort } from '../support/ports.ts';
 import { codeFor } from '../support/totp.ts';
 
-
 const PASSWORD = 'Correct-Horse-9';
 const APP = { clientId: 'passkey-shop', secret: 'passkey-shop-secret' };
 const USERS = {

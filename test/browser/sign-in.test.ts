@@ -13,7 +13,6 @@ import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 
-
 interface Callback {
   method: string;
   url: URL;

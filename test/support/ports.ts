@@ -4,29 +4,33 @@
  * Not a port the kernel picks (`listen(0)`): those come from the ephemeral range, which every
  * outgoing connection draws its local port from too, so between our probe and the server's listen
  * a connection to PostgreSQL could take the port (seen as EADDRINUSE in a full run). Ports are drawn
- * below the ephemeral range instead, each jest worker from its own block, one after another, and
- * each is probed by listening on it before it is handed out.
+ * outside the ephemeral range instead (below it, or above it where it starts low), each jest worker
+ * from its own block, one after another, and each is probed by listening on it before it is handed out.
  */
 import fs from 'node:fs';
 import net from 'node:net';
 
-const BLOCK = 1500;
+const BLOCK = 1000;
 
-function firstEphemeralPort(): number {
+/** The ports outside the kernel's ephemeral range that the blocks are cut from. */
+function usablePorts(): { from: number; to: number } {
+  let low = 32768;
+  let high = 60999;
   try {
-    const [low] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
-    const port = Number(low);
-    return Number.isInteger(port) && port > 12000 ? port : 32768;
+    [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number) as [number, number];
   } catch {
-    return 32768;
+    // not Linux: the IANA dynamic range is 49152–65535, so the default below stays clear of it
   }
+  if (low - 10000 >= 2 * BLOCK) return { from: 10000, to: low };
+  if (65536 - (high + 1) >= 2 * BLOCK) return { from: high + 1, to: 65536 };
+  throw new Error(`the ephemeral port range ${low}–${high} leaves no room for test servers' ports`);
 }
 
-const ceiling = firstEphemeralPort();
-const blocks = Math.floor((ceiling - 10000) / BLOCK);
-// Worker ids start at 1; the main process (global setup, a run with --runInBand) has none and takes block 0.
-const block = Number(process.env['JEST_WORKER_ID'] ?? 0) % blocks;
-const start = 10000 + block * BLOCK;
+const { from, to } = usablePorts();
+const blocks = Math.floor((to - from) / BLOCK);
+// JEST_WORKER_ID counts from 1 (--runInBand too); more workers than blocks would share blocks.
+const worker = Math.max(0, Number.parseInt(process.env['JEST_WORKER_ID'] ?? '1', 10) - 1 || 0);
+const start = from + (worker % blocks) * BLOCK;
 // Start anywhere in the block, so that files one after another in a worker do not all reuse the same ports.
 let next = start + Math.floor(Math.random() * BLOCK);
 
