@@ -21,7 +21,8 @@ function usablePorts(): { from: number; to: number } {
   } catch {
     // not Linux: the IANA dynamic range is 49152–65535, so the default below stays clear of it
   }
-  if (low - 10000 >= 2 * BLOCK) return { from: 10000, to: low };
+  // From 11000: browsers and fetch refuse the "bad ports" of the Fetch standard, the highest of which is 10080.
+  if (low - 11000 >= 2 * BLOCK) return { from: 11000, to: low };
   if (65536 - (high + 1) >= 2 * BLOCK) return { from: high + 1, to: 65536 };
   throw new Error(`the ephemeral port range ${low}–${high} leaves no room for test servers' ports`);
 }
