@@ -27,10 +27,7 @@ export function routeLabel(url: string): string {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   if (KNOWN.has(path)) return path;
-  if (path.startsWith('/zitadel.')) {
-    const procedure = path.split('/').slice(0, 3).join('/');
-    return PROCEDURES.has(procedure) ? procedure : 'other';
-  }
+  if (path.startsWith('/zitadel.')) return PROCEDURES.has(path) ? path : 'other';
   if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/') || path.startsWith('/v2beta/')) return `rest:${path.split('/')[1]}`;
   if (path.startsWith('/ui/')) return '/ui';
   if (path.startsWith('/docs/')) return '/docs';
