@@ -190,9 +190,9 @@ async function main(): Promise<void> {
   const port = 18080;
   // Listens on 127.0.0.1, named localhost: a host name is a valid relying party id, an IP address is not.
   const url = `http://localhost:${port}`;
-  // The same runtime flags as `npm start` (package.json).
   const profileDir = process.env['BENCH_PROFILE_DIR'];
   const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  // The same runtime flags as `npm start` (package.json).
   const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
     NODE_OPTIONS: '--max-semi-space-size=4',
     ...process.env,

@@ -30,7 +30,7 @@ function usablePorts(): { from: number; to: number } {
 const { from, to } = usablePorts();
 const blocks = Math.floor((to - from) / BLOCK);
 // JEST_WORKER_ID counts from 1 (--runInBand too); more workers than blocks would share blocks.
-const worker = Math.max(0, Number.parseInt(process.env['JEST_WORKER_ID'] ?? '1', 10) - 1 || 0);
+const worker = Math.max(1, Number(process.env['JEST_WORKER_ID']) || 1) - 1;
 const start = from + (worker % blocks) * BLOCK;
 // Start anywhere in the block, so that files one after another in a worker do not all reuse the same ports.
 let next = start + Math.floor(Math.random() * BLOCK);
