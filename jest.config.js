@@ -3,9 +3,11 @@
 // The global setup migrates one database for the whole run, which every suite's database copies
 // (test/support/snapshot.ts); the embedded database's WebAssembly runs on V8's baseline compiler
 // (test/support/wasm-baseline.ts); hooks that start servers get a longer budget than tests
-// (test/support/hook-timeouts.ts).
+// (test/support/hook-timeouts.ts). The suites under test/ share the worker's one copy of the project's
+// modules (test/support/environment.ts, which Node loads itself: it stays out of the transform).
 export default {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/environment.ts',
+  transformIgnorePatterns: ['/node_modules/', '<rootDir>/test/support/environment\\.ts$'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   transform: {
@@ -15,7 +17,7 @@ export default {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   setupFiles: ['<rootDir>/test/support/wasm-baseline.ts'],
-  setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeouts.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeouts.ts', '<rootDir>/test/support/native-modules.ts'],
   testTimeout: 30000,
   // test/ops/connections.test.ts runs its waiting cases at once (it.concurrent); 5 at a time is jest's default
   maxConcurrency: 10,

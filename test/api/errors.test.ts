@@ -1,5 +1,8 @@
 /**
  * Error normalization: what a client sees when an implementation throws something unexpected.
+ *
+ * @gatehouse-vm-modules hands the project's error handling errors built in this file, which its instanceof
+ * checks must recognize
  */
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';

@@ -1,4 +1,9 @@
-/** Identifiers and random tokens: shape, and no token handed out twice across the random pool's refills. */
+/**
+ * Identifiers and random tokens: shape, and no token handed out twice across the random pool's refills.
+ *
+ * @gatehouse-vm-modules the id tests set the clock with jest.spyOn(Date, 'now'), which only modules
+ * loaded in this file's context see
+ */
 import { jest } from '@jest/globals';
 import { newId, randomToken } from '../../src/domain/ids.ts';
 

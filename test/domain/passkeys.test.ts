@@ -3,6 +3,8 @@
  * against a real server whose external URL is http://localhost:PORT: the relying party, registration
  * and its refusals and expiry, username-less and user-bound sign-ins, every refusal with one
  * outcome, the counter check and the cloned mark, lockout counting, removal and registration codes.
+ *
+ * @gatehouse-vm-modules checks that the stored times are Dates of this file's context
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';

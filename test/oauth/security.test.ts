@@ -4,6 +4,9 @@
  * express the attack: project audiences of other organizations (10.6), assertion lifetimes and
  * replays (10.9), failed client authentications throttled and a full hashing queue answered (10.11),
  * and authorization codes that a foreign client cannot burn (10.15).
+ *
+ * @gatehouse-vm-modules the throttle test moves the clock with jest.spyOn(Date, 'now'), which only
+ * modules loaded in this file's context see
  */
 import { jest } from '@jest/globals';
 import * as client from 'openid-client';

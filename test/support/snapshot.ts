@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openDatabase } from '../../src/store/database.ts';
 import { removeStaleTempFolders, STALE_MS } from './stale.ts';
@@ -99,6 +98,9 @@ async function buildTemplate(baseUrl: string): Promise<string> {
 async function buildSnapshot(): Promise<string> {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), SNAPSHOT_PREFIX));
   const { db } = await openDatabase({ databaseUrl: undefined, dataDir: folder });
+  // Imported here, in the global setup only: a static import would load kysely's 255 modules into every
+  // test file's context, which otherwise gets the project's modules, kysely included, from the worker.
+  const { sql } = await import('kysely');
   try {
     await migrate(db);
     await sql`alter system set shared_buffers = '16MB'`.execute(db);
