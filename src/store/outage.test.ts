@@ -1,3 +1,9 @@
+/**
+ * The outage and data-exception classifiers.
+ *
+ * @gatehouse-vm-modules builds Errors and AggregateErrors that the classifiers' instanceof checks must
+ * recognize as their own realm's
+ */
 import { isDatabaseUnavailable, isDataException } from './outage.ts';
 
 const withCode = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });

@@ -1,8 +1,8 @@
 /**
  * Error normalization: what a client sees when an implementation throws something unexpected.
  *
- * @gatehouse-vm-modules hands the project's error handling errors built in this file, which its instanceof
- * checks must recognize
+ * @gatehouse-vm-modules builds Errors and AggregateErrors that the project's instanceof checks must
+ * recognize as its own realm's
  */
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';

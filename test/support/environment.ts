@@ -1,5 +1,5 @@
 /**
- * jest's node environment, plus one thing: the suites under test/ get the project's own modules (src/)
+ * jest's node environment, plus one thing: the suites get the project's own modules (src/, gen/)
  * from Node's module cache of the jest worker, loaded and compiled once per worker, rather than a
  * fresh copy inside every test file's VM context (native-modules.ts maps the imports). Loading the
  * server's module graph into a new context cost each file 0.6–0.8 s of CPU, and its code started
@@ -8,9 +8,9 @@
  * The price is that objects cross two realms: a Date, an Error or a class instance the project makes
  * is not `instanceof` the constructor of the same name in the test file's context, and a clock mocked
  * with jest.spyOn(Date, 'now') in the file is not the project's clock. A suite that relies on either
- * says so with the `@gatehouse-vm-modules` docblock pragma (and why), and gets its own copies, as do
- * the unit tests beside the sources (src/**\/*.test.ts) and every suite when GATEHOUSE_TEST_VM_MODULES
- * is set. The modules' state is shared by the files a worker runs, like the servers of one process.
+ * says so with the `@gatehouse-vm-modules` docblock pragma (and why) and gets its own copies, as does
+ * every suite when GATEHOUSE_TEST_VM_MODULES is set. The modules' state is shared by the files a
+ * worker runs, like the servers of one process.
  *
  * jest loads this file with Node's own loader (jest.config.js keeps it out of the transform), so its
  * `import()` is Node's and not the test context's.
@@ -20,15 +20,15 @@ import { pathToFileURL } from 'node:url';
 import { TestEnvironment } from 'jest-environment-node';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 
-const SOURCES = path.resolve(import.meta.dirname, '../../src') + path.sep;
-
 export default class GatehouseEnvironment extends TestEnvironment {
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
     const shared =
-      !context.testPath.startsWith(SOURCES) &&
       context.docblockPragmas['gatehouse-vm-modules'] === undefined &&
       !process.env['GATEHOUSE_TEST_VM_MODULES'];
-    if (shared) this.global['__gatehouseNativeImport'] = (file: string) => import(pathToFileURL(file).href);
+    if (shared) {
+      this.global['__gatehouseNativeImport'] = (specifier: string) =>
+        import(path.isAbsolute(specifier) ? pathToFileURL(specifier).href : specifier);
+    }
   }
 }
