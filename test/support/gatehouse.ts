@@ -12,7 +12,11 @@ import { createLogger } from '../../src/server/request-context.ts';
 import { stringify } from 'yaml';
 import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
+import { MasterKey } from '../../src/domain/crypto.ts';
+import { storeSigningKey } from '../../src/domain/keys.ts';
 import { startServer, type Running } from '../../src/server/start.ts';
+import { listSigningKeys } from '../../src/store/signing-keys.ts';
+import { rsaKeyPair } from './key-pool.ts';
 import { freePort } from './ports.ts';
 import { createDatabase, databaseUrl, onServer, restoreSnapshot } from './snapshot.ts';
 
@@ -61,6 +65,10 @@ export async function startTestServer(bootstrap: unknown, env: Record<string, st
     log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
     prepare: async (db) => {
       await applyBootstrapFile(db, file);
+      // The first signing key, from the run's pool instead of made at start (keys.test.ts covers that)
+      if (config.signingAlg === 'RS256' && config.masterKey && (await listSigningKeys(db)).length === 0) {
+        await storeSigningKey(db, new MasterKey(config.masterKey), 'RS256', new Date(), rsaKeyPair());
+      }
     },
   });
   return {

@@ -1,11 +1,11 @@
 /**
  * RSA key pairs for the suites, made once per `jest` run. A 2048-bit RSA key takes 80–150 ms of CPU
- * to generate, and the suites asked for well over a hundred of them (three per `fixture()` alone):
- * more than 10 s of a run's CPU. The global setup now generates a pool in the background threads while
- * the database template is migrated, and each test file hands out its keys in turn, so no two keys a
- * file gets are the same. A file that needs more than the pool holds, or a run without the global
- * setup, generates the rest as before. Files share the pool, which is harmless: each has a database
- * and a server of its own.
+ * to generate, and the suites asked for well over a hundred of them (three per `fixture()` alone, and
+ * the first signing key of every test server): more than 15 s of a run's CPU. The global setup now
+ * generates a pool in the background threads while the database template is migrated, and each test
+ * file hands out its keys in turn, so no two keys a file gets are the same. A file that needs more
+ * than the pool holds, or a run without the global setup, generates the rest as before. Files share
+ * the pool, which is harmless: each has a database and a server of its own.
  */
 import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
@@ -16,8 +16,8 @@ import { removeStaleTempFolders } from './stale.ts';
 /** Names the JSON file (an array of PKCS #8 PEM private keys) of this run's pool. */
 const POOL_ENV = 'TEST_RSA_KEY_POOL';
 const POOL_PREFIX = 'gatehouse-keys-';
-/** More than the most keys one file takes (bad-input takes 10). */
-const POOL_SIZE = 16;
+/** More than the most keys one file takes (bad-input takes 10 and one per server). */
+const POOL_SIZE = 20;
 
 export interface RsaKeyPair {
   privateKey: KeyObject;
