@@ -3,7 +3,8 @@
  * the jest worker's one native instance (environment.ts), unless the file asked for its own copies.
  * The libraries are the ones suites import beside the project: sharing them skips loading them into
  * every file's context (jose alone is 92 modules), and a ConnectError or a protobuf message a suite
- * makes is then the same class the project checks for.
+ * makes is then the same class the project checks for. @grpc/proto-loader stays out: its options take
+ * the test context's own constructors (`enums: String`), which a shared copy would not recognize.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +23,7 @@ const LIBRARIES = [
   'oauth4webapi',
   'openid-client',
   'pg',
+  'playwright-core',
   'yaml',
 ];
 
