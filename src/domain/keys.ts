@@ -56,19 +56,20 @@ function generate(alg: SigningAlg): { privateKey: KeyObject; publicKey: KeyObjec
 }
 
 export function createSigningKey(db: DB, masterKey: MasterKey, alg: SigningAlg, signFrom: Date): Promise<string> {
-  return storeSigningKey(db, masterKey, alg, signFrom, generate(alg));
+  return storeSigningKey(db, masterKey, alg, generate(alg), signFrom);
 }
 
 /**
- * Stores a key pair made elsewhere as a signing key (createSigningKey makes a new one). The test
- * suites hand their servers pre-made RSA pairs: making one costs 80–150 ms of CPU.
+ * Stores a key pair made elsewhere as a signing key, by default one that signs from now
+ * (createSigningKey makes a new pair). The test suites hand their servers pre-made RSA pairs: making
+ * one costs 80–150 ms of CPU.
  */
 export async function storeSigningKey(
   db: DB,
   masterKey: MasterKey,
   alg: SigningAlg,
-  signFrom: Date,
   { privateKey, publicKey }: { privateKey: KeyObject; publicKey: KeyObject },
+  signFrom = new Date(),
 ): Promise<string> {
   const kid = newId();
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, alg, use: 'sig' };

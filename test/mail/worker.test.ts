@@ -2,8 +2,6 @@
  * The mail worker against a real SMTP server (smtp-server) and a real database: delivery with both
  * bodies and a stable Message-ID, SMTP down then back on the same port, two workers on one database,
  * no SMTP configured, a clean stop, and what stays of a sent mail (SPEC 10.2).
- *
- * @gatehouse-vm-modules checks that the outbox's timestamps are Dates of this file's context
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';

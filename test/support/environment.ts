@@ -5,12 +5,14 @@
  * server's module graph into a new context cost each file 0.6–0.8 s of CPU, and its code started
  * cold every time; measured on 13 OAuth suites, 45.6 s of CPU became 35.3 s.
  *
- * The price is that objects cross two realms: a Date, an Error or a class instance the project makes
- * is not `instanceof` the constructor of the same name in the test file's context, and a clock mocked
- * with jest.spyOn(Date, 'now') in the file is not the project's clock. A suite that relies on either
- * says so with the `@gatehouse-vm-modules` docblock pragma (and why) and gets its own copies, as does
- * every suite when GATEHOUSE_TEST_VM_MODULES is set. The modules' state is shared by the files a
- * worker runs, like the servers of one process.
+ * The price is that objects cross two realms: an Error or an instance of another built-in class the
+ * project makes is not `instanceof` the constructor of the same name in the test file's context, and
+ * the reverse. Date is the exception, shared by both (below), which also makes a clock mocked with
+ * jest.spyOn(Date, 'now') the project's clock, and one left mocked every later file's: so a suite that
+ * mocks the clock, or relies on instanceof across the realms, says so with the `@gatehouse-vm-modules`
+ * docblock pragma (and why) and gets its own copies and its own Date, as does every suite when
+ * GATEHOUSE_TEST_VM_MODULES is set. The modules' state is shared by the files a worker runs, like the
+ * servers of one process.
  *
  * jest loads this file with Node's own loader (jest.config.js keeps it out of the transform), so its
  * `import()` is Node's and not the test context's.
@@ -29,6 +31,10 @@ export default class GatehouseEnvironment extends TestEnvironment {
     if (shared) {
       this.global['__gatehouseNativeImport'] = (specifier: string) =>
         import(path.isAbsolute(specifier) ? pathToFileURL(specifier).href : specifier);
+      // One Date for both realms: PGlite refuses a Date of another realm as a query parameter, and
+      // a suite checks the project's Dates with toBeInstanceOf(Date). (jest protects the worker's
+      // own globals from its cleanup between files.)
+      this.global['Date'] = Date;
     }
   }
 }

@@ -65,9 +65,10 @@ export async function startTestServer(bootstrap: unknown, env: Record<string, st
     log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
     prepare: async (db) => {
       await applyBootstrapFile(db, file);
-      // The first signing key, from the run's pool instead of made at start (keys.test.ts covers that)
+      // The first signing key, from the run's pool instead of made at start (keys.test.ts covers that).
+      // Its time is the server's own: a Date of this file's context is not a Date to PGlite.
       if (config.signingAlg === 'RS256' && config.masterKey && (await listSigningKeys(db)).length === 0) {
-        await storeSigningKey(db, new MasterKey(config.masterKey), 'RS256', new Date(), rsaKeyPair());
+        await storeSigningKey(db, new MasterKey(config.masterKey), 'RS256', rsaKeyPair());
       }
     },
   });
