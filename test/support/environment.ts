@@ -17,10 +17,21 @@
  * jest loads this file with Node's own loader (jest.config.js keeps it out of the transform), so its
  * `import()` is Node's and not the test context's.
  */
+import { registerHooks } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TestEnvironment } from 'jest-environment-node';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
+
+// The shared modules hash secrets through argon2-memo.ts (the fixtures' secrets once per worker, not
+// once per server); the memo itself gets the real package.
+const MEMO = pathToFileURL(path.join(import.meta.dirname, 'argon2-memo.ts')).href;
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    if (specifier === '@node-rs/argon2' && context.parentURL !== MEMO) return { url: MEMO, shortCircuit: true };
+    return nextResolve(specifier, context);
+  },
+});
 
 export default class GatehouseEnvironment extends TestEnvironment {
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
