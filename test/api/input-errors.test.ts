@@ -2,9 +2,6 @@
  * The input error table (src/api/input-errors.ts) and its application to router answers in every
  * protocol (src/api/parse-errors.ts). The second part feeds bad input to a real connect-es router,
  * so a library upgrade that changes its wording fails here rather than leaking to clients.
- *
- * @gatehouse-vm-modules hands the project's error rewriter a connect-es router built in this file; both
- * must share one copy of @connectrpc/connect
  */
 import { gzipSync } from 'node:zlib';
 import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
