@@ -1,4 +1,7 @@
-import { MasterKey, hashSecret, safeEqual, verifySecret } from './crypto.ts';
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { MasterKey, hashingLoad, hashSecret, safeEqual, verifySecret } from './crypto.ts';
 
 it('hashes with argon2id and verifies, also under many concurrent calls', async () => {
   const hash = await hashSecret('s3cret');
@@ -6,6 +9,27 @@ it('hashes with argon2id and verifies, also under many concurrent calls', async 
   const results = await Promise.all(Array.from({ length: 6 }, (_, i) => verifySecret(hash, i % 2 === 0 ? 's3cret' : 'wrong')));
   expect(results).toEqual([true, false, true, false, true, false]);
   expect(await verifySecret('not-a-hash', 's3cret')).toBe(false);
+}, 30000);
+
+/** Starts three hashes at once and reports how many run and how many wait, in a process on `cores`. */
+const script = `
+  const { hashingLoad, hashSecret } = await import(process.argv[1]);
+  const runs = [hashSecret('a'), hashSecret('b'), hashSecret('c')];
+  const load = hashingLoad();
+  await Promise.all(runs);
+  console.log(JSON.stringify(load));
+`;
+
+it('runs at most two argon2 hashes at a time, and one on a single core', async () => {
+  const runs = [hashSecret('a'), hashSecret('b'), hashSecret('c')];
+  const parallel = Math.min(2, availableParallelism());
+  expect(hashingLoad()).toEqual({ running: parallel, waiting: 3 - parallel });
+  await Promise.all(runs);
+  expect(hashingLoad()).toEqual({ running: 0, waiting: 0 });
+  // A process confined to one core (taskset) takes the hashes one by one.
+  const module = fileURLToPath(new URL('./crypto.ts', import.meta.url));
+  const pinned = execFileSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e', script, module], { encoding: 'utf8' });
+  expect(JSON.parse(pinned)).toEqual({ running: 1, waiting: 2 });
 }, 30000);
 
 it.each([

@@ -3,20 +3,25 @@
  * codes, AES-256-GCM under the master key for what must be read back (signing keys, OTP secrets).
  */
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, hkdfSync, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 
 /** argon2id with OWASP's second recommended setting (m=19 MiB, t=2, p=1). */
 const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
 /**
- * At most two argon2 runs at a time: each holds 19 MiB, and running more in parallel on a server's
- * few cores only adds memory (a burst of logins otherwise grew the process by ~100 MiB) and gives a
- * flood of wrong passwords more to chew on. Further runs wait their turn, but only up to
- * MAX_WAITING of them (SPEC 10.11): past that the queue is full and the caller gets HashingBusy at
- * once (503 with Retry-After; OAuth `temporarily_unavailable`), so a burst of wrong secrets cannot
- * stall every sign-in behind an unbounded queue. 64 waiters is about a second of work on one core.
+ * At most two argon2 runs at a time, and never more than the cores this process may run on: each
+ * holds 19 MiB, and running more in parallel on a server's few cores only adds memory (a burst of
+ * logins otherwise grew the process by ~100 MiB) and gives a flood of wrong passwords more to chew on.
+ * On one core (a container given one CPU, a process under taskset) two runs only take turns, each
+ * evicting the other's 19 MiB from the caches: `npm run bench` pinned the server to one core and got
+ * 52–57 password code flows/s with two at a time, 60–61 with one. Further runs wait their turn, but
+ * only up to MAX_WAITING of them (SPEC 10.11): past that the queue is full and the caller gets
+ * HashingBusy at once (503 with Retry-After; OAuth `temporarily_unavailable`), so a burst of wrong
+ * secrets cannot stall every sign-in behind an unbounded queue. 64 waiters is about a second of work
+ * on one core.
  */
-const MAX_CONCURRENT_ARGON2 = 2;
+export const MAX_CONCURRENT_ARGON2 = Math.min(2, availableParallelism());
 export const MAX_WAITING_ARGON2 = 64;
 let running = 0;
 const waiting: Array<() => void> = [];
