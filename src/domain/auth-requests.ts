@@ -117,11 +117,20 @@ export async function attachSession(db: DB, id: string, userId: string, sessionI
   await setAuthRequestSession(db, id, userId, sessionId);
 }
 
-/** Answers the request with a code; the request can no longer be used in the login UI. */
-export async function issueCode(db: DB, id: string, lifetimeSeconds: number, now = new Date()): Promise<{ code: string; grantId: string }> {
+/**
+ * Answers the request with a code; the request can no longer be used in the login UI. With `session`,
+ * the same statement binds the request to the session the code carries (attachSession).
+ */
+export async function issueCode(
+  db: DB,
+  id: string,
+  lifetimeSeconds: number,
+  now = new Date(),
+  session?: { userId: string; sessionId: string },
+): Promise<{ code: string; grantId: string }> {
   const code = randomToken(32);
   const grantId = newId();
-  await setAuthRequestCode(db, id, { hash: sha256(code), expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000), grantId });
+  await setAuthRequestCode(db, id, { hash: sha256(code), expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000), grantId, session });
   return { code, grantId };
 }
 

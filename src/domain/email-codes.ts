@@ -15,7 +15,7 @@ import { httpOrigin } from './origin.ts';
 import { verificationMail } from '../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../mail/template.ts';
 import { listOrgRedirectUris } from '../store/apps.ts';
-import type { DB } from '../store/database.ts';
+import { inTransaction, type DB } from '../store/database.ts';
 import { countEmailCodeAttempt, deleteEmailCode, findEmailCodeForUpdate, upsertEmailCode } from '../store/email-codes.ts';
 import { markEmailVerified } from '../store/users.ts';
 import { safeEqual, sha256 } from './crypto.ts';
@@ -64,11 +64,6 @@ export function newEmailCode(): string {
 
 function hashCode(salt: string, code: string): string {
   return sha256(salt + code);
-}
-
-/** Runs `fn` in a transaction, or in the one `db` already is. */
-function inTransaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
 
 /**

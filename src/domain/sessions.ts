@@ -9,7 +9,7 @@
  * planted value). Every completed sign-in moves the browser to a fresh value (moveBrowser).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { DB } from '../store/database.ts';
+import { inTransaction, type DB } from '../store/database.ts';
 import type { UserSessionRow } from '../store/schema.ts';
 import {
   endActiveBrowserSessions,
@@ -77,14 +77,15 @@ export async function sessionById(db: DB, id: string): Promise<UserSession | und
 
 /**
  * Records a successful authentication of `userId` in this browser: a new session, or the browser's
- * existing session of that user with a new auth_time and amr. Returns the session.
+ * existing session of that user with a new auth_time and amr. Returns the session. Runs in `db`'s
+ * transaction when it is one (login/finish.ts records the whole sign-in in one).
  */
 export async function recordAuthentication(
   db: DB,
   input: { instanceId: string; browser: string; userId: string; amr: string[]; at?: Date },
 ): Promise<UserSession> {
   const at = input.at ?? new Date();
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const existing = await findBrowserUserSessionForUpdate(trx, input.browser, input.userId);
     if (existing) return toSession(await reauthenticateSession(trx, existing.id, { amr: input.amr, at }));
     const row = await insertSession(trx, {
@@ -112,11 +113,11 @@ export async function endBrowserSessions(db: DB, instanceId: string, browser: st
 
 /**
  * Moves everything of browser `from` to browser `to` (SPEC 10.7: a completed sign-in gives the browser
- * a fresh cookie): its active sessions and its pending authorization requests, in one transaction, so
- * the old value, whoever else holds it, carries nothing afterwards.
+ * a fresh cookie): its active sessions and its pending authorization requests, in one transaction (or
+ * in `db`'s, when it is one), so the old value, whoever else holds it, carries nothing afterwards.
  */
 export async function moveBrowser(db: DB, instanceId: string, from: string, to: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await moveActiveSessions(trx, instanceId, from, to);
     await movePendingRequests(trx, instanceId, from, to);
   });

@@ -10,7 +10,7 @@
 import type { Request, Response } from 'express';
 import { servesHttps } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
-import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, moveBrowser, newBrowserId } from '../domain/sessions.ts';
+import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, newBrowserId } from '../domain/sessions.ts';
 
 const ONE_YEAR_SECONDS = 365 * 86400;
 
@@ -73,12 +73,11 @@ export function browserOf(gh: Gatehouse, req: Request, res: Response): string {
 
 /**
  * A sign-in completed (SPEC 10.7): the browser gets a fresh cookie and everything of its old one
- * (sessions, pending authorization requests) moves there. Returns the new browser hash.
+ * (sessions, pending authorization requests) moves there. The caller moves them to `hash`
+ * (domain/sessions.ts moveBrowser) and, once that has committed, hands out `value` with
+ * `issue` (login/finish.ts).
  */
-export async function renewBrowser(gh: Gatehouse, res: Response, from: string): Promise<string> {
-  const fresh = newBrowserId(gh.masterKey);
-  const to = browserHash(fresh);
-  await moveBrowser(gh.db, gh.instanceId, from, to);
-  setBrowserCookie(gh, res, fresh);
-  return to;
+export function renewedBrowser(gh: Gatehouse): { value: string; hash: string; issue: (res: Response) => void } {
+  const value = newBrowserId(gh.masterKey);
+  return { value, hash: browserHash(value), issue: (res) => setBrowserCookie(gh, res, value) };
 }

@@ -7,21 +7,27 @@ import type { Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { attachSession, type AuthRequest } from '../domain/auth-requests.ts';
 import { clearLockout } from '../domain/lockout.ts';
-import { recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
-import { renewBrowser } from '../http/browser.ts';
+import { moveBrowser, recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
+import { renewedBrowser } from '../http/browser.ts';
 import { goToCallback } from './flow.ts';
 
 /**
  * The user has just authenticated with every factor they need, `amr` naming them (RFC 8176 values:
  * pwd, otp, mfa, user), `at` when it happened (a passkey's assertion; now by default). This completed sign-in is what ends the run of failures (SPEC 10.3), and it gives
  * the browser a fresh cookie that its sessions and pending requests move to (SPEC 10.7), so a cookie
- * value someone planted or copied before the sign-in carries nothing of it.
+ * value someone planted or copied before the sign-in carries nothing of it. All of it is one
+ * transaction: the sign-in is recorded whole or not at all, and it costs one commit instead of three
+ * (two fewer round trips to the database per sign-in). The cookie is set once that has committed.
  */
 export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[], at?: Date): Promise<void> {
-  await clearLockout(gh.db, userId);
-  const session = await recordAuthentication(gh.db, { instanceId: gh.instanceId, browser: request.browser, userId, amr, ...(at === undefined ? {} : { at }) });
-  await attachSession(gh.db, request.id, userId, session.id);
-  await renewBrowser(gh, res, request.browser);
+  const browser = renewedBrowser(gh);
+  await gh.db.transaction().execute(async (trx) => {
+    await clearLockout(trx, userId);
+    const session = await recordAuthentication(trx, { instanceId: gh.instanceId, browser: request.browser, userId, amr, ...(at === undefined ? {} : { at }) });
+    await attachSession(trx, request.id, userId, session.id);
+    await moveBrowser(trx, gh.instanceId, request.browser, browser.hash);
+  });
+  browser.issue(res);
   goToCallback(gh, res, request.id);
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { attachSession, closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
+import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
 import { sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
@@ -50,9 +50,8 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
   await touchSession(gh.db, session.id);
 
   if (request.responseType === 'code') {
-    // The code carries the session; the token endpoint reads the rest from the request row.
-    await attachSession(gh.db, request.id, user.id, session.id);
-    const { code } = await issueCode(gh.db, request.id, gh.config.lifetimes.authCode);
+    // The code carries the session (bound in the same statement); the token endpoint reads the rest from the request row.
+    const { code } = await issueCode(gh.db, request.id, gh.config.lifetimes.authCode, new Date(), { userId: user.id, sessionId: session.id });
     deliver(res, request.redirectUri, request.responseMode, { code, ...base });
     return;
   }

@@ -40,11 +40,16 @@ export async function setAuthRequestSession(db: DB, id: string, userId: string, 
   await db.updateTable('auth_requests').set({ user_id: userId, session_id: sessionId }).where('id', '=', id).execute();
 }
 
-/** The code that answers the request (its hash) and the grant it starts. */
-export async function setAuthRequestCode(db: DB, id: string, code: { hash: string; expiresAt: Date; grantId: string }): Promise<void> {
+/** The code that answers the request (its hash) and the grant it starts; with the session it carries, when given. */
+export async function setAuthRequestCode(
+  db: DB,
+  id: string,
+  code: { hash: string; expiresAt: Date; grantId: string; session?: { userId: string; sessionId: string } | undefined },
+): Promise<void> {
+  const session = code.session ? { user_id: code.session.userId, session_id: code.session.sessionId } : {};
   await db
     .updateTable('auth_requests')
-    .set({ code_hash: code.hash, code_expires_at: code.expiresAt, grant_id: code.grantId })
+    .set({ code_hash: code.hash, code_expires_at: code.expiresAt, grant_id: code.grantId, ...session })
     .where('id', '=', id)
     .execute();
 }

@@ -104,6 +104,11 @@ function runMarkedStatementsPrepared(client: pg.PoolClient): void {
   });
 }
 
+/** Runs `fn` in a transaction, or in the one `db` already is. */
+export function inTransaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
+}
+
 export async function migrate(db: DB): Promise<MigrationResultSet> {
   if (await upToDate(db)) return { results: [] };
   const migrator = new Migrator({

@@ -4,6 +4,7 @@
  * brute-force lockout, inactive users, CSRF, and requests that are unknown, expired or of another
  * browser.
  */
+import { sql } from 'kysely';
 import { IDS } from '../support/fixtures.ts';
 import { verifySecret } from '../../src/domain/crypto.ts';
 import { LOCKOUT_SECONDS, LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
@@ -222,6 +223,29 @@ describe('brute-force lockout', () => {
     expect((await userRow(hugo)).failed_attempts).toBe(0);
     const counted = await ls.gh.db.selectFrom('auth_requests').select('failed_passwords').where('id', '=', request.id).executeTakeFirstOrThrow();
     expect(counted.failed_passwords).toBe(3);
+  });
+
+  it('records a sign-in in one transaction: the reset count, the session, the bound request and the renewed browser', async () => {
+    const irma = await addHuman(ls.gh, { userName: 'irma', password: 'Irma-pass-1' });
+    const b = browser();
+    const request = await authRequest(ls.gh, b);
+    await submit(b, 'login', request.id, { loginName: 'irma@acme.test' });
+    await submit(b, 'password', request.id, { password: 'wrong' });
+    const before = b.hash;
+    expect((await submit(b, 'password', request.id, { password: 'Irma-pass-1' })).status).toBe(303);
+    expect(b.hash).not.toBe(before); // SPEC 10.7: a fresh cookie, set after the commit
+    const session = await ls.gh.db.selectFrom('user_sessions').select(['id', 'browser_hash']).where('user_id', '=', irma).executeTakeFirstOrThrow();
+    expect(session.browser_hash).toBe(b.hash);
+    const bound = await ls.gh.db.selectFrom('auth_requests').select(['user_id', 'session_id', 'browser_hash']).where('id', '=', request.id).executeTakeFirstOrThrow();
+    expect(bound).toEqual({ user_id: irma, session_id: session.id, browser_hash: b.hash });
+    expect(await userRow(irma)).toMatchObject({ failed_attempts: 0 });
+    // Every row the sign-in wrote carries the id of the one transaction that wrote it last.
+    const { rows } = await sql<{ xmin: string }>`
+      select xmin::text from users where id = ${irma}
+      union all select xmin::text from user_sessions where id = ${session.id}
+      union all select xmin::text from auth_requests where id = ${request.id}`.execute(ls.gh.db);
+    expect(rows).toHaveLength(3);
+    expect(new Set(rows.map((row) => row.xmin)).size).toBe(1);
   });
 
   it('an unknown login name is never told it is locked', async () => {
