@@ -11,7 +11,7 @@ it('hashes with argon2id and verifies, also under many concurrent calls', async 
   expect(await verifySecret('not-a-hash', 's3cret')).toBe(false);
 }, 30000);
 
-/** Starts three hashes at once and reports how many run and how many wait, in a process on `cores`. */
+/** Run in a child process: starts three hashes at once and prints how many run and how many wait. */
 const script = `
   const { hashingLoad, hashSecret } = await import(process.argv[1]);
   const runs = [hashSecret('a'), hashSecret('b'), hashSecret('c')];

@@ -21,7 +21,7 @@ const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
  * secrets cannot stall every sign-in behind an unbounded queue. 64 waiters is about a second of work
  * on one core.
  */
-export const MAX_CONCURRENT_ARGON2 = Math.min(2, availableParallelism());
+const MAX_CONCURRENT_ARGON2 = Math.min(2, availableParallelism());
 export const MAX_WAITING_ARGON2 = 64;
 let running = 0;
 const waiting: Array<() => void> = [];

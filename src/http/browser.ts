@@ -74,10 +74,10 @@ export function browserOf(gh: Gatehouse, req: Request, res: Response): string {
 /**
  * A sign-in completed (SPEC 10.7): the browser gets a fresh cookie and everything of its old one
  * (sessions, pending authorization requests) moves there. The caller moves them to `hash`
- * (domain/sessions.ts moveBrowser) and, once that has committed, hands out `value` with
- * `issue` (login/finish.ts).
+ * (domain/sessions.ts moveBrowser) and, once that has committed, sets the fresh cookie with `issue`
+ * (login/finish.ts).
  */
-export function renewedBrowser(gh: Gatehouse): { value: string; hash: string; issue: (res: Response) => void } {
+export function renewedBrowser(gh: Gatehouse): { hash: string; issue: (res: Response) => void } {
   const value = newBrowserId(gh.masterKey);
-  return { value, hash: browserHash(value), issue: (res) => setBrowserCookie(gh, res, value) };
+  return { hash: browserHash(value), issue: (res) => setBrowserCookie(gh, res, value) };
 }
