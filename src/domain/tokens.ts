@@ -29,6 +29,7 @@ import { newId, randomToken } from './ids.ts';
 import type { KeyStore } from './keys.ts';
 import { signOwnJwt, verifyOwnJwt } from './own-jwt.ts';
 import { RevocationCache } from './revocation-cache.ts';
+import { SignBatch } from './sign-batch.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
 
@@ -127,6 +128,8 @@ export class Tokens {
   readonly #keys: KeyStore;
   readonly #config: TokenConfig;
   readonly #writer: InsertBatcher<NewAccessToken>;
+  /** The signatures asked for in one turn of the event loop, made in a row (domain/sign-batch.ts). */
+  readonly #signatures = new SignBatch();
   /** Revocations and stored tokens this process knows; see domain/revocation-cache.ts. */
   readonly revocations = new RevocationCache();
   /**
@@ -157,10 +160,10 @@ export class Tokens {
     this.revocations.resume(await liveRevocations(this.#db, now));
   }
 
-  /** Signs a JWT with the current key. */
+  /** Signs a JWT with the current key, in a row with the other signatures of this turn of the event loop. */
   async sign(payload: Record<string, unknown>, typ: string): Promise<{ jwt: string; alg: string }> {
     const signer = await this.#keys.signer();
-    const jwt = signOwnJwt({ alg: signer.alg, kid: signer.kid, typ }, payload, signer.alg, signer.key);
+    const jwt = await this.#signatures.run(() => signOwnJwt({ alg: signer.alg, kid: signer.kid, typ }, payload, signer.alg, signer.key));
     return { jwt, alg: signer.alg };
   }
 
