@@ -2,7 +2,8 @@
  * The `used_assertions` table: the JWT assertions already accepted (RFC 7523 §3 item 7, SPEC 10.9),
  * one row per signer and assertion id, kept until the assertion can no longer be accepted.
  */
-import type { DB } from './database.ts';
+import { sql } from 'kysely';
+import { preparedAs, type DB } from './database.ts';
 import { InsertBatcher } from './insert-batcher.ts';
 
 export interface AssertionMark {
@@ -12,16 +13,16 @@ export interface AssertionMark {
 
 /**
  * Records assertions as used, in one statement; one answer per mark, false when it already was
- * (the row exists, or an earlier mark of the same batch has the same id).
+ * (the row exists, or an earlier mark of the same batch has the same id). Each column travels as
+ * one array, so the text is the same for every batch size and runs prepared, as the token insert
+ * does (store/tokens.ts insertAccessTokens).
  */
 export async function markAssertionsUsed(db: DB, marks: readonly AssertionMark[]): Promise<boolean[]> {
   if (marks.length === 0) return [];
-  const inserted = await db
-    .insertInto('used_assertions')
-    .values(marks.map((mark) => ({ id: mark.id, expires_at: mark.expiresAt })))
-    .onConflict((oc) => oc.column('id').doNothing())
-    .returning('id')
-    .execute();
+  const { rows: inserted } = await sql<{ id: string }>`${preparedAs('mark_assertions_used')}insert into used_assertions (id, expires_at)
+    select id, expires_at from unnest(${marks.map((mark) => mark.id)}::text[], ${marks.map((mark) => mark.expiresAt)}::timestamptz[]) as t(id, expires_at)
+    on conflict (id) do nothing
+    returning id`.execute(db);
   const fresh = new Set(inserted.map((row) => row.id));
   return marks.map((mark) => fresh.delete(mark.id));
 }
