@@ -29,7 +29,7 @@ import { newId, randomToken } from './ids.ts';
 import type { KeyStore } from './keys.ts';
 import { signOwnJwt, verifyOwnJwt } from './own-jwt.ts';
 import { RevocationCache } from './revocation-cache.ts';
-import { SignBatch } from './sign-batch.ts';
+import { TurnBatch } from './turn-batch.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
 
@@ -128,8 +128,8 @@ export class Tokens {
   readonly #keys: KeyStore;
   readonly #config: TokenConfig;
   readonly #writer: InsertBatcher<NewAccessToken>;
-  /** The signatures asked for in one turn of the event loop, made in a row (domain/sign-batch.ts). */
-  readonly #signatures = new SignBatch();
+  /** The signatures asked for in one turn of the event loop, made in a row (domain/turn-batch.ts). */
+  readonly #signatures = new TurnBatch();
   /** Revocations and stored tokens this process knows; see domain/revocation-cache.ts. */
   readonly revocations = new RevocationCache();
   /**

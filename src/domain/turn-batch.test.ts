@@ -1,8 +1,8 @@
-import { SignBatch } from './sign-batch.ts';
+import { TurnBatch } from './turn-batch.ts';
 
-describe('SignBatch', () => {
+describe('TurnBatch', () => {
   it('makes the signatures asked for in one turn in a row, before any of their callers goes on', async () => {
-    const batch = new SignBatch();
+    const batch = new TurnBatch();
     const events: string[] = [];
     const request = async (name: string): Promise<string> => {
       events.push(`${name} asks`);
@@ -19,7 +19,7 @@ describe('SignBatch', () => {
   });
 
   it('takes in a signature asked for later in the same turn, before the check phase', async () => {
-    const batch = new SignBatch();
+    const batch = new TurnBatch();
     const signed: string[] = [];
     const first = batch.run(() => signed.push('first'));
     // Like the next ready socket's request: later in the turn, but before the check phase.
@@ -32,7 +32,7 @@ describe('SignBatch', () => {
   });
 
   it('fails only the caller whose signature threw', async () => {
-    const batch = new SignBatch();
+    const batch = new TurnBatch();
     const outcomes = await Promise.allSettled([
       batch.run(() => 'one'),
       batch.run(() => {
@@ -48,7 +48,7 @@ describe('SignBatch', () => {
   });
 
   it('starts a new group for a signature asked for after the last one was made', async () => {
-    const batch = new SignBatch();
+    const batch = new TurnBatch();
     await expect(batch.run(() => 1)).resolves.toBe(1);
     await expect(batch.run(() => 2)).resolves.toBe(2);
     await expect(Promise.all([batch.run(() => 3), batch.run(() => 4)])).resolves.toEqual([3, 4]);

@@ -18,6 +18,7 @@ import { sha256 } from '../domain/crypto.ts';
 import type { PublicKeyEntry } from '../domain/directory.ts';
 import { jwsAlgorithm, JWS_ALGORITHMS, keyFits, verifyJws } from '../domain/jws.ts';
 import { publicKeyOf } from '../domain/public-keys.ts';
+import { TurnBatch } from '../domain/turn-batch.ts';
 import type { DB } from '../store/database.ts';
 import { markAssertionUsed } from '../store/used-assertions.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
@@ -67,6 +68,9 @@ export interface AssertionRules {
   reject: (detail: string) => OAuthError;
 }
 
+/** The signature checks asked for in one turn of the event loop, made in a row (domain/turn-batch.ts). */
+const verifications = new TurnBatch();
+
 /** The verified payload; throws `rules.reject(...)` when no candidate key verifies it. */
 export async function verifyAssertion(assertion: string, rules: AssertionRules): Promise<JWTPayload> {
   let header: ProtectedHeaderParameters;
@@ -86,7 +90,9 @@ export async function verifyAssertion(assertion: string, rules: AssertionRules):
   if (!BASE64URL.test(encodedSignature)) throw rules.reject(`${rules.name} rejected: the signature is not base64url`);
   const data = Buffer.from(`${encodedHeader}.${encodedPayload}`, 'ascii');
   const signature = Buffer.from(encodedSignature, 'base64url');
-  const signer = keys.map((entry) => publicKeyOf(entry.pem)).find((key) => keyFits(key, algorithm) && verifyJws(algorithm, key, data, signature));
+  const signer = await verifications.run(() =>
+    keys.map((entry) => publicKeyOf(entry.pem)).find((key) => keyFits(key, algorithm) && verifyJws(algorithm, key, data, signature)),
+  );
   if (!signer) throw rules.reject(`${rules.name} signature does not verify`);
   return checkedClaims(encodedPayload, rules);
 }
