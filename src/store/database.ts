@@ -89,6 +89,12 @@ export function preparedAs(name: string): RawBuilder<unknown> {
   return sql.raw(`${PREPARED_MARK}${name} */ `);
 }
 
+/** The same mark on a statement's whole text, for a statement compiled once (kysely's CompiledQuery.raw). */
+export function preparedText(name: string, text: string): string {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`not a statement name: ${name}`);
+  return `${PREPARED_MARK}${name} */ ${text}`;
+}
+
 /** Makes `client` run the statements marked by preparedAs() under their names. */
 function runMarkedStatementsPrepared(client: pg.PoolClient): void {
   // pg's query() has a dozen overloads; kysely calls it with (text, values), the pool with a callback too.

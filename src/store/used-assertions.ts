@@ -2,14 +2,23 @@
  * The `used_assertions` table: the JWT assertions already accepted (RFC 7523 §3 item 7, SPEC 10.9),
  * one row per signer and assertion id, kept until the assertion can no longer be accepted.
  */
-import { sql } from 'kysely';
-import { preparedAs, type DB } from './database.ts';
+import { CompiledQuery } from 'kysely';
+import { preparedText, type DB } from './database.ts';
 import { InsertBatcher } from './insert-batcher.ts';
 
 export interface AssertionMark {
   id: string;
   expiresAt: Date;
 }
+
+/** Compiled once: the statement's text never changes, so kysely has nothing to build per batch. */
+const MARK_STATEMENT = preparedText(
+  'mark_assertions_used',
+  `insert into used_assertions (id, expires_at)
+  select id, expires_at from unnest($1::text[], $2::timestamptz[]) as t(id, expires_at)
+  on conflict (id) do nothing
+  returning id`,
+);
 
 /**
  * Records assertions as used, in one statement; one answer per mark, false when it already was
@@ -19,10 +28,9 @@ export interface AssertionMark {
  */
 export async function markAssertionsUsed(db: DB, marks: readonly AssertionMark[]): Promise<boolean[]> {
   if (marks.length === 0) return [];
-  const { rows: inserted } = await sql<{ id: string }>`${preparedAs('mark_assertions_used')}insert into used_assertions (id, expires_at)
-    select id, expires_at from unnest(${marks.map((mark) => mark.id)}::text[], ${marks.map((mark) => mark.expiresAt)}::timestamptz[]) as t(id, expires_at)
-    on conflict (id) do nothing
-    returning id`.execute(db);
+  const { rows: inserted } = await db.executeQuery<{ id: string }>(
+    CompiledQuery.raw(MARK_STATEMENT, [marks.map((mark) => mark.id), marks.map((mark) => mark.expiresAt)]),
+  );
   const fresh = new Set(inserted.map((row) => row.id));
   return marks.map((mark) => fresh.delete(mark.id));
 }
