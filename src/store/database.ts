@@ -85,8 +85,7 @@ const PREPARED_MARK = '/* prepared:';
  * is a comment, so the embedded database runs the same text as it is.
  */
 export function preparedAs(name: string): RawBuilder<unknown> {
-  if (!/^[a-z_]+$/.test(name)) throw new Error(`not a statement name: ${name}`);
-  return sql.raw(`${PREPARED_MARK}${name} */ `);
+  return sql.raw(preparedText(name, ''));
 }
 
 /** The same mark on a statement's whole text, for a statement compiled once (kysely's CompiledQuery.raw). */
@@ -95,7 +94,7 @@ export function preparedText(name: string, text: string): string {
   return `${PREPARED_MARK}${name} */ ${text}`;
 }
 
-/** Makes `client` run the statements marked by preparedAs() under their names. */
+/** Makes `client` run the statements marked by preparedAs() or preparedText() under their names. */
 function runMarkedStatementsPrepared(client: pg.PoolClient): void {
   // pg's query() has a dozen overloads; kysely calls it with (text, values), the pool with a callback too.
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
