@@ -9,10 +9,11 @@ function manualWriter() {
   return { statements, write };
 }
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
+/** Past the check phase in which the batcher sends, even when the statement was scheduled during this one. */
+const tick = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe('InsertBatcher', () => {
-  it('writes a lone row at once, and rows that arrive meanwhile together in the next statement', async () => {
+  it('writes a lone row in the turn it arrives, and rows that arrive meanwhile together in the next statement', async () => {
     const { statements, write } = manualWriter();
     const batcher = new InsertBatcher(write, { concurrency: 1, maxRows: 100 });
     const settled: number[] = [];
@@ -32,10 +33,23 @@ describe('InsertBatcher', () => {
     expect(settled).toEqual([10, 20, 30, 40]);
   });
 
+  it('does not send a row before the turn in which it arrived is over', async () => {
+    const { statements, write } = manualWriter();
+    const batcher = new InsertBatcher(write, { concurrency: 2, maxRows: 100 });
+    const all = [batcher.add(1)];
+    await Promise.resolve(); // later in the same turn: other requests reach their insert
+    all.push(batcher.add(2), batcher.add(3));
+    expect(statements).toHaveLength(0);
+    await tick();
+    expect(statements.map((s) => s.rows)).toEqual([[1, 2, 3]]);
+    statements[0]!.done();
+    await expect(Promise.all(all)).resolves.toEqual([10, 20, 30]);
+  });
+
   it.each([
-    [2, 5, [[1], [2], [3, 4, 5, 6, 7]]],
-    [1, 2, [[1], [2, 3], [4, 5], [6, 7]]],
-  ])('keeps at most %i statements in flight of at most %i rows', async (concurrency, maxRows, expected) => {
+    [2, 5, [[1, 2, 3, 4, 5], [6, 7]]],
+    [1, 2, [[1, 2], [3, 4], [5, 6], [7]]],
+  ])('writes the rows of one turn together, at most %i statements in flight of at most %i rows', async (concurrency, maxRows, expected) => {
     const { statements, write } = manualWriter();
     const batcher = new InsertBatcher(write, { concurrency, maxRows });
     const all = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.add(n));
@@ -60,6 +74,7 @@ describe('InsertBatcher', () => {
       { concurrency: 1, maxRows: 100 },
     );
     const first = batcher.add(1);
+    await tick();
     const results = await Promise.allSettled([first, batcher.add(12), batcher.add(13), batcher.add(14)]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(writes).toEqual([[1], [12, 13, 14], [12], [13], [14]]);
