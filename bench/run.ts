@@ -7,7 +7,8 @@
  * database is created and dropped), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: only the scenarios whose names match are measured, for profiling
  * one path), BENCH_PROFILE_DIR (the server runs with `--cpu-prof` and writes its profile there when it
- * stops; Node 24 refuses `--cpu-prof` in NODE_OPTIONS).
+ * stops; Node 24 refuses `--cpu-prof` in NODE_OPTIONS), BENCH_NODE_FLAGS (more flags for the server's
+ * node, separated by spaces, such as V8's `--log-deopt --logfile=...`, which NODE_OPTIONS refuses too).
  *
  * The server's external URL is http://localhost:PORT, not an IP address, so that it has passkeys
  * (a WebAuthn relying party id must be a host name): the code flow is measured with a password and
@@ -32,6 +33,10 @@ const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const baseUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
 const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], 'i') : undefined;
+/** The JWT profile grant's rows, each printed as a share of client_credentials' JWT rate (issue 11: at least 80%). */
+const PROFILE_RS256 = 'JWT profile grant (RS256 JWT)';
+const PROFILE_ES256 = 'JWT profile, ES256 assertion';
+const CLIENT_CREDENTIALS_JWT = 'client_credentials (RS256 JWT)';
 const wanted = (name: string) => only === undefined || only.test(name) || name.startsWith('ceiling:');
 
 interface Result {
@@ -58,12 +63,17 @@ function peakRssMiB(pid: number | undefined): number | undefined {
   }
 }
 
-/** An ES256 client assertion of a machine user for the JWT profile grant (RFC 7523 §3), signed here. */
-function assertion(key: KeyObject, userId: string, audience: string): string {
+/**
+ * A client assertion of a machine user for the JWT profile grant (RFC 7523 §3), signed here: RS256
+ * with an RSA key (the kind `gatehouse machine-key create` and the API hand out, in ZITADEL's key
+ * file layout) or ES256 with a P-256 key.
+ */
+function assertion(key: KeyObject, kid: string, userId: string, audience: string): string {
   const now = Math.floor(Date.now() / 1000);
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const input = `${part({ alg: 'ES256', kid: '2', typ: 'JWT' })}.${part({ iss: userId, sub: userId, aud: audience, iat: now, exp: now + 300, jti: randomUUID() })}`;
-  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+  const rsa = key.asymmetricKeyType === 'rsa';
+  const input = `${part({ alg: rsa ? 'RS256' : 'ES256', kid, typ: 'JWT' })}.${part({ iss: userId, sub: userId, aud: audience, iat: now, exp: now + 300, jti: randomUUID() })}`;
+  return `${input}.${sign('sha256', Buffer.from(input), rsa ? key : { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
 
 async function userIdOf(databaseUrl: string, userName: string): Promise<string> {
@@ -127,6 +137,7 @@ async function main(): Promise<void> {
   pin(process.pid, 1);
   const results: Result[] = [];
   let codeFlowLine = '';
+  const notes: string[] = [];
   const ceiling = async (kind: string, port: number) => {
     const child = startChild(path.join(root, 'bench/ceilings.ts'), [kind, String(port)], process.env);
     await waitFor(`http://127.0.0.1:${port}/`);
@@ -147,8 +158,9 @@ async function main(): Promise<void> {
   dbUrl.pathname = `/${dbName}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  // The JWT profile grant's machine key is ES256, so signing the assertions costs the load generator little.
+  // The JWT profile grant's machine keys: RSA as Gatehouse issues them (kid 3), and P-256 (kid 2).
   const profileKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const profileRsaKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const bootstrap = {
     features: { oidcTokenExchange: true },
     orgs: [
@@ -163,7 +175,14 @@ async function main(): Promise<void> {
         machines: [
           { userName: 'jwt-bot', secret: 'jwt-bot-secret', accessTokenType: 'jwt', roles: ['IAM_OWNER'], publicKeys: [{ keyId: '1', pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
           { userName: 'opaque-bot', secret: 'opaque-bot-secret', accessTokenType: 'opaque' },
-          { userName: 'profile-bot', accessTokenType: 'jwt', publicKeys: [{ keyId: '2', pem: profileKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() }] },
+          {
+            userName: 'profile-bot',
+            accessTokenType: 'jwt',
+            publicKeys: [
+              { keyId: '2', pem: profileKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+              { keyId: '3', pem: profileRsaKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+            ],
+          },
         ],
         projects: [
           {
@@ -192,6 +211,7 @@ async function main(): Promise<void> {
   const url = `http://localhost:${port}`;
   const profileDir = process.env['BENCH_PROFILE_DIR'];
   const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  const extraFlags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
   // The same runtime flags as `npm start` (package.json).
   const server = startChild(path.join(root, 'src/main.ts'), ['start', '--bootstrap', path.join(dir, 'bootstrap.yaml')], {
     NODE_OPTIONS: '--max-semi-space-size=4',
@@ -204,7 +224,7 @@ async function main(): Promise<void> {
     GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
     GATEHOUSE_KEYS_RATE_LIMIT: '0',
     GATEHOUSE_LOG_LEVEL: 'warn',
-  }, profileFlags);
+  }, [...profileFlags, ...extraFlags]);
   try {
     await waitFor(`${url}/healthz`, 60000);
     const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -219,14 +239,19 @@ async function main(): Promise<void> {
     };
     const ccBody = `grant_type=client_credentials&scope=${encodeURIComponent(scope)}`;
     results.push(
-      await load('client_credentials (RS256 JWT)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
+      await load(CLIENT_CREDENTIALS_JWT, { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
       await load('client_credentials (opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: ccBody }, server.pid),
     );
     // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, SPEC 10.9). With `openid`
     // the grant also signs an ID token, which client_credentials never does; without it the two
-    // grants issue the same access token, so that row compares like with like.
+    // grants issue the same access token, so those rows compare like with like. The RS256
+    // assertions are signed before the load starts, as many as the run can use (an RSA signature
+    // here would cost the load generator's core as much as the server's token); ES256 ones are cheap
+    // to sign and are made as the requests go out.
     const profileBotId = await userIdOf(dbUrl.toString(), 'profile-bot');
-    const profileGrant = (name: string, profileScope: string) =>
+    const presigned: string[] = [];
+    let signedDuringLoad = 0;
+    const profileGrant = (name: string, profileScope: string, next: () => string) =>
       load(
         name,
         {
@@ -238,17 +263,33 @@ async function main(): Promise<void> {
               headers: form,
               setupRequest: (request) => ({
                 ...request,
-                body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope: profileScope, assertion: assertion(profileKey.privateKey, profileBotId, url) }).toString(),
+                body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope: profileScope, assertion: next() }).toString(),
               }),
             },
           ],
         },
         server.pid,
       );
+    const rsaAssertion = () => {
+      const ready = presigned.pop();
+      if (ready !== undefined) return ready;
+      signedDuringLoad += 1;
+      return assertion(profileRsaKey.privateKey, '3', profileBotId, url);
+    };
+    const es256Assertion = () => assertion(profileKey.privateKey, '2', profileBotId, url);
+    if (wanted(PROFILE_RS256)) {
+      // the warm-up and the measured run at up to 1.3 times client_credentials' rate
+      const clientCredentials = results.find((r) => r.name === CLIENT_CREDENTIALS_JWT)?.rps ?? Number.NaN;
+      const expected = Number.isNaN(clientCredentials) ? 4000 : clientCredentials * 1.3;
+      for (let i = Math.ceil(expected * (seconds + 2)); i > 0; i--) presigned.push(assertion(profileRsaKey.privateKey, '3', profileBotId, url));
+    }
     results.push(
-      await profileGrant('JWT profile grant (RS256 JWT)', scope.replace('openid ', '')),
-      await profileGrant('JWT profile + ID token (2 JWTs)', scope),
+      await profileGrant(PROFILE_RS256, scope.replace('openid ', ''), rsaAssertion),
+      await profileGrant(PROFILE_ES256, scope.replace('openid ', ''), es256Assertion),
+      await profileGrant('JWT profile + ID token (2 JWTs)', scope, es256Assertion),
     );
+    presigned.length = 0;
+    if (signedDuringLoad > 0) notes.push(`${signedDuringLoad} RS256 assertions were signed during the load (the pre-signed ones ran out)`);
     const introspected = async (user: string, secret: string) => {
       const response = await fetch(`${url}/oauth/v2/token`, {
         method: 'POST',
@@ -331,7 +372,12 @@ async function main(): Promise<void> {
       `${pad(r.name, 34)}${num(r.rps)}${num(r.p99, 1)}${num(r.rssMiB, 1)}${num(r.errors + r.non2xx)}${`${((r.rps / bare.rps) * 100).toFixed(0)}%`.padStart(9)}${`${((r.rps / expressHello.rps) * 100).toFixed(0)}%`.padStart(9)}\n`,
     );
   }
-  process.stdout.write(`\n${codeFlowLine.split('\n').filter((line) => !line.includes('NaN')).join('\n')}\n`);
+  const rate = (name: string) => results.find((r) => r.name === name)?.rps ?? Number.NaN;
+  for (const name of [PROFILE_RS256, PROFILE_ES256]) {
+    const share = rate(name) / rate(CLIENT_CREDENTIALS_JWT);
+    if (!Number.isNaN(share)) notes.push(`${name}: ${(share * 100).toFixed(1)}% of client_credentials' JWT rate`);
+  }
+  process.stdout.write(`\n${[...codeFlowLine.split('\n'), ...notes].filter((line) => line !== '' && !line.includes('NaN')).join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {
