@@ -48,9 +48,12 @@ export class InsertBatcher<Row, Result = void> {
     });
   }
 
-  /** Drains in this turn's check phase, once, however many rows arrive before it. */
+  /**
+   * Drains in this turn's check phase, once, however many rows arrive before it. With every slot
+   * taken there is nothing to drain into: the commit that frees one schedules the drain.
+   */
   #schedule(): void {
-    if (this.#scheduled) return;
+    if (this.#scheduled || this.#inFlight >= this.#options.concurrency) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
