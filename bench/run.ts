@@ -136,6 +136,8 @@ async function argon2VerifyMs(): Promise<number> {
 async function main(): Promise<void> {
   pin(process.pid, 1);
   const results: Result[] = [];
+  /** A measured scenario's rate; NaN when BENCH_ONLY left it out or it has not run yet. */
+  const rateOf = (name: string) => results.find((r) => r.name === name)?.rps ?? Number.NaN;
   let codeFlowLine = '';
   const notes: string[] = [];
   const ceiling = async (kind: string, port: number) => {
@@ -270,18 +272,19 @@ async function main(): Promise<void> {
         },
         server.pid,
       );
+    const signRs256 = () => assertion(profileRsaKey.privateKey, '3', profileBotId, url);
     const rsaAssertion = () => {
       const ready = presigned.pop();
       if (ready !== undefined) return ready;
       signedDuringLoad += 1;
-      return assertion(profileRsaKey.privateKey, '3', profileBotId, url);
+      return signRs256();
     };
     const es256Assertion = () => assertion(profileKey.privateKey, '2', profileBotId, url);
     if (wanted(PROFILE_RS256)) {
       // the warm-up and the measured run at up to 1.3 times client_credentials' rate
-      const clientCredentials = results.find((r) => r.name === CLIENT_CREDENTIALS_JWT)?.rps ?? Number.NaN;
+      const clientCredentials = rateOf(CLIENT_CREDENTIALS_JWT);
       const expected = Number.isNaN(clientCredentials) ? 4000 : clientCredentials * 1.3;
-      for (let i = Math.ceil(expected * (seconds + 2)); i > 0; i--) presigned.push(assertion(profileRsaKey.privateKey, '3', profileBotId, url));
+      for (let i = Math.ceil(expected * (seconds + 2)); i > 0; i--) presigned.push(signRs256());
     }
     results.push(
       await profileGrant(PROFILE_RS256, scope.replace('openid ', ''), rsaAssertion),
@@ -372,9 +375,8 @@ async function main(): Promise<void> {
       `${pad(r.name, 34)}${num(r.rps)}${num(r.p99, 1)}${num(r.rssMiB, 1)}${num(r.errors + r.non2xx)}${`${((r.rps / bare.rps) * 100).toFixed(0)}%`.padStart(9)}${`${((r.rps / expressHello.rps) * 100).toFixed(0)}%`.padStart(9)}\n`,
     );
   }
-  const rate = (name: string) => results.find((r) => r.name === name)?.rps ?? Number.NaN;
   for (const name of [PROFILE_RS256, PROFILE_ES256]) {
-    const share = rate(name) / rate(CLIENT_CREDENTIALS_JWT);
+    const share = rateOf(name) / rateOf(CLIENT_CREDENTIALS_JWT);
     if (!Number.isNaN(share)) notes.push(`${name}: ${(share * 100).toFixed(1)}% of client_credentials' JWT rate`);
   }
   process.stdout.write(`\n${[...codeFlowLine.split('\n'), ...notes].filter((line) => line !== '' && !line.includes('NaN')).join('\n')}\n`);
