@@ -28,6 +28,7 @@ import {
 } from '../../gen/zitadel/project/v2beta/query_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { appendEvent } from '../domain/events.ts';
+import { claimNewIdentifiers, IdentifierTaken } from '../domain/identifiers.ts';
 import { newId } from '../domain/ids.ts';
 import { idProblem, nameProblem, roleKeyProblem } from '../domain/names.ts';
 import { creatorOf, type Principal } from '../domain/principal.ts';
@@ -144,12 +145,14 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
       const created = await gh.db.transaction().execute(async (trx) => {
         const org = req.organizationId === '' ? undefined : await findOrg(trx, req.organizationId);
         visibleOrg(managed, org?.instance_id === gh.instanceId ? org.id : undefined, 'organizationId: organization', 'ORG-NotFound');
-        if (req.id !== undefined && (await findProject(trx, req.id)) !== undefined) throw apiError(Code.AlreadyExists, 'PROJECT-IdTaken', 'id: a project has this id');
         if ((await findProjectByName(trx, req.organizationId, name)) !== undefined) {
           throw apiError(Code.AlreadyExists, 'PROJECT-NameTaken', 'name: the organization has a project with this name');
         }
         const id = req.id ?? newId();
         const now = new Date();
+        await claimNewIdentifiers(trx, gh.instanceId, { type: 'project', id }, [id], now).catch((error: unknown) => {
+          throw error instanceof IdentifierTaken ? apiError(Code.AlreadyExists, 'PROJECT-IdTaken', 'id: the id is taken') : error;
+        });
         await insertProject(trx, {
           id, instance_id: gh.instanceId, org_id: req.organizationId, name, role_assertion: req.projectRoleAssertion,
           authorization_required: req.authorizationRequired, project_access_required: req.projectAccessRequired, private_labeling: labeling,

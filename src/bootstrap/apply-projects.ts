@@ -8,6 +8,7 @@ import { findProjectRole, insertProjectRole, updateProjectRole } from '../store/
 import { findProject, findProjectByName, insertProject, updateProject } from '../store/projects.ts';
 import {
   changedColumns,
+  claim,
   conflict,
   emit,
   match,
@@ -46,6 +47,7 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
     kind: spec.type,
     client_id: spec.clientId,
     auth_method: spec.authMethod,
+    oidc_app_type: spec.appType,
     redirect_uris: spec.redirectUris,
     post_logout_redirect_uris: spec.postLogoutRedirectUris,
     response_types: spec.responseTypes,
@@ -58,6 +60,8 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
   };
   if (!row) {
     const id = spec.id ?? newId();
+    await claim(ctx, `${spec.path}.id`, { type: 'app', id }, [id], true);
+    await claim(ctx, `${spec.path}.clientId`, { type: 'app', id }, [spec.clientId], false);
     await insertApp(ctx.trx, { ...columns, id, instance_id: ctx.instanceId, secret_hash: secret.hash });
     await syncKeys(ctx, id, spec.publicKeys, appKeys(ctx, id), 'application');
     await emit(ctx, 'app', id, orgId, 'app.added', { name: spec.name, clientId: spec.clientId, projectId });
@@ -66,6 +70,7 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
   }
   const changes = changedColumns(row, columns);
   const changed: string[] = Object.keys(changes);
+  if (changes.client_id !== undefined) await claim(ctx, `${spec.path}.clientId`, { type: 'app', id: row.id }, [spec.clientId], false);
   const update = { ...changes, ...(secret.changed ? { secret_hash: secret.hash } : {}) };
   if (secret.changed) changed.push('secret');
   if (changed.length > 0) await updateApp(ctx.trx, row.id, update);
@@ -112,6 +117,7 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
   let projectId: string;
   if (!row) {
     projectId = spec.id ?? newId();
+    await claim(ctx, `${spec.path}.id`, { type: 'project', id: projectId }, [projectId], true);
     await insertProject(ctx.trx, { id: projectId, instance_id: ctx.instanceId, org_id: orgId, ...columns });
     await emit(ctx, 'project', projectId, orgId, 'project.added', { name: spec.name });
     await syncProjectRoles(ctx, orgId, projectId, spec.roles);

@@ -6,6 +6,7 @@
 import { createPublicKey } from 'node:crypto';
 import { hashSecret, verifySecret } from '../domain/crypto.ts';
 import { appendEvent } from '../domain/events.ts';
+import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/identifiers.ts';
 import type { DB } from '../store/database.ts';
 import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';
@@ -30,6 +31,20 @@ export interface ApplyContext {
 
 export function conflict(ctx: ApplyContext, path: string, message: string): never {
   throw new BootstrapError([{ file: ctx.file, path, message }]);
+}
+
+/**
+ * Claims the values of an object the file creates (`fresh`) or renames in the instance's namespace of
+ * token names (domain/identifiers.ts); a taken value is a conflict at `path`.
+ */
+export async function claim(ctx: ApplyContext, path: string, owner: IdentifierOwner, values: readonly string[], fresh: boolean): Promise<void> {
+  try {
+    if (fresh) await claimNewIdentifiers(ctx.trx, ctx.instanceId, owner, values);
+    else await claimIdentifiersFor(ctx.trx, ctx.instanceId, owner, values);
+  } catch (error) {
+    if (!(error instanceof IdentifierTaken)) throw error;
+    conflict(ctx, path, `"${error.value}" is taken: user ids, machine user names, project ids, application ids and client ids share one namespace, and a value is never given again after its holder is deleted`);
+  }
 }
 
 export function record(ctx: ApplyContext, kind: ObjectKind, path: string, id: string, action: Action): void {

@@ -20,6 +20,7 @@ import {
 } from '../store/users.ts';
 import {
   changedColumns,
+  claim,
   conflict,
   emit,
   match,
@@ -101,6 +102,7 @@ export async function applyHuman(ctx: ApplyContext, orgId: string, spec: HumanSp
   const address = spec.address === undefined ? undefined : spec.address === null ? null : JSON.stringify(spec.address);
   if (!row) {
     const id = spec.id ?? newId();
+    await claim(ctx, `${spec.path}.id`, { type: 'user', id }, [id], true);
     const values = { ...newUser(ctx, orgId, id, 'human', spec.userName), ...columns, password_hash: password?.hash ?? null, address: address ?? null };
     await insertUser(ctx.trx, values);
     if (spec.roles) await syncRoles(ctx, id, orgId, spec.roles);
@@ -144,6 +146,8 @@ export async function applyMachine(ctx: ApplyContext, orgId: string, spec: Machi
   const columns = { user_name: spec.userName, access_token_type: spec.accessTokenType };
   if (!row) {
     const id = spec.id ?? newId();
+    await claim(ctx, `${spec.path}.id`, { type: 'user', id }, [id], true);
+    await claim(ctx, `${spec.path}.userName`, { type: 'user', id }, [spec.userName], false);
     await insertUser(ctx.trx, { ...newUser(ctx, orgId, id, 'machine', spec.userName), ...columns, secret_hash: secret.hash });
     await syncRoles(ctx, id, orgId, spec.roles);
     await syncKeys(ctx, id, spec.publicKeys, machineKeys(ctx, id), 'user');
@@ -153,6 +157,7 @@ export async function applyMachine(ctx: ApplyContext, orgId: string, spec: Machi
   }
   const changes: UserChanges = changedColumns(row, columns);
   const changed: string[] = Object.keys(changes);
+  if (changes.user_name !== undefined) await claim(ctx, `${spec.path}.userName`, { type: 'user', id: row.id }, [spec.userName], false);
   if (secret.changed) {
     changes.secret_hash = secret.hash;
     changed.push('secret');

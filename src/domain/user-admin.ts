@@ -20,7 +20,6 @@ import { deleteEmailCode } from '../store/email-codes.ts';
 import { markOtpFactorReady, upsertUnverifiedOtpFactor } from '../store/otp-factors.ts';
 import type { UserRow, UsersTable } from '../store/schema.ts';
 import {
-  findMachineNamesake,
   findOrgUserByName,
   findUserById,
   findUserForUpdate,
@@ -32,6 +31,7 @@ import {
 import { decoyVerify, hashSecret, verifySecret } from './crypto.ts';
 import { countFailedAttempt, currentLock } from './lockout.ts';
 import { issueEmailCode } from './email-codes.ts';
+import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken } from './identifiers.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import {
@@ -118,10 +118,26 @@ export function prepareMachine(input: NewMachine): { id: string; userName: strin
   return { id, userName, name: input.name, description };
 }
 
-async function checkNewUser(trx: DB, orgId: string, id: string, userName: string): Promise<void> {
-  if (await findUserById(trx, id)) throw new UserExists('userId', 'a user with this id already exists');
+/**
+ * The checks of a new user, and the claim of its id (and a machine's name, its client id) in the
+ * instance's namespace of token names (identifiers.ts): one answer for a taken id whatever holds it.
+ */
+async function checkNewUser(trx: DB, ctx: AdminContext, orgId: string, id: string, userName: string, kind: 'human' | 'machine', now: Date): Promise<void> {
+  if (await findUserById(trx, id)) throw new UserExists('userId', ID_TAKEN);
   if (await findOrgUserByName(trx, orgId, userName)) throw new UserExists('username', 'the user name is taken in this organization');
+  await claimNewIdentifiers(trx, ctx.gh.instanceId, { type: 'user', id }, [id]).catch((error: unknown) => {
+    throw error instanceof IdentifierTaken ? new UserExists('userId', ID_TAKEN) : error;
+  });
+  if (kind === 'machine') {
+    await claimIdentifiersFor(trx, ctx.gh.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
+      throw error instanceof IdentifierTaken ? new UserExists('username', MACHINE_NAME_TAKEN) : error;
+    });
+  }
 }
+
+const ID_TAKEN = 'the id is taken';
+/** Whoever holds the name: another machine user, an application's client id, a project id, of any organization. */
+const MACHINE_NAME_TAKEN = 'the user name is taken in the instance (client_credentials names a machine by its user name alone)';
 
 /** A `user` event of a change an administrator (or the user) made. */
 export function userEvent(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
@@ -139,7 +155,7 @@ function newRow(ctx: AdminContext, orgId: string, id: string, kind: 'human' | 'm
 /** Stores a prepared human in `orgId`, with its authenticator app and its email code as asked. */
 export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human: PreparedHuman, now = new Date()): Promise<AddedUser> {
   const { id, userName, email } = human;
-  await checkNewUser(trx, orgId, id, userName);
+  await checkNewUser(trx, ctx, orgId, id, userName, 'human', now);
   await insertUser(trx, { ...newRow(ctx, orgId, id, 'human', userName, now), ...human.columns });
   const user = { id, orgId };
   await appendEvent(trx, userEvent(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
@@ -159,9 +175,7 @@ export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human:
 /** Stores a machine user in `orgId`: opaque access tokens until changed, no secret, no keys. */
 export async function addMachine(trx: DB, ctx: AdminContext, orgId: string, machine: ReturnType<typeof prepareMachine>, now = new Date()): Promise<AddedUser> {
   const { id, userName } = machine;
-  await checkNewUser(trx, orgId, id, userName);
-  const namesake = await findMachineNamesake(trx, ctx.gh.instanceId, userName, id);
-  if (namesake) throw new UserExists('username', 'the machine user name is taken in the instance (client_credentials names a machine by its user name alone)');
+  await checkNewUser(trx, ctx, orgId, id, userName, 'machine', now);
   await insertUser(trx, { ...newRow(ctx, orgId, id, 'machine', userName, now), display_name: machine.name, description: machine.description });
   const details = await appendEvent(trx, userEvent(ctx, { id, orgId }, 'user.machine.added', { userName, name: machine.name }));
   return { id, createdAt: now, details };

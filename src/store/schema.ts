@@ -356,6 +356,21 @@ export interface PasskeyCodesTable {
   created_at: Timestamp;
 }
 
+/**
+ * The namespace of values that can name something in a token (2026_11_26_0013): one owner per
+ * value, case-insensitively (`key` = lower(value)); rows are never removed.
+ */
+export interface IdentifiersTable {
+  instance_id: string;
+  key: string;
+  value: string;
+  owner_type: IdentifierOwnerType;
+  owner_id: string;
+  created_at: Timestamp;
+}
+
+export type IdentifierOwnerType = 'user' | 'project' | 'app';
+
 /** Mail waiting for delivery (2026_11_22_0005); the delivery worker owns the columns after insert. */
 export interface OutboxTable {
   id: string;
@@ -399,6 +414,7 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
   passkey_codes: PasskeyCodesTable;
+  identifiers: IdentifiersTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,8 +1,9 @@
 /** What every change of an application shares: its event, and the answers to a taken name or id. */
 import { Code } from '@connectrpc/connect';
 import { appendEvent, type ChangeDetails } from '../../domain/events.ts';
+import { IdentifierTaken } from '../../domain/identifiers.ts';
 import { creatorOf, type Principal } from '../../domain/principal.ts';
-import { APP_CLIENT_ID_INDEX, APP_NAME_INDEX, violatedUniqueIndex } from '../../store/apps.ts';
+import { APP_NAME_INDEX, violatedUniqueIndex } from '../../store/apps.ts';
 import type { DB } from '../../store/database.ts';
 import { apiError } from '../errors.ts';
 
@@ -34,9 +35,18 @@ export function nameTaken() {
  * AlreadyExists naming the field; anything else is rethrown as it is.
  */
 export function asConflict(error: unknown): unknown {
+  if (error instanceof IdentifierTaken) return idTaken();
   const index = violatedUniqueIndex(error);
   if (index === undefined) return error;
   if (index === APP_NAME_INDEX) return nameTaken();
-  if (index === APP_CLIENT_ID_INDEX) return apiError(Code.AlreadyExists, 'APP-ClientIdTaken', 'id: the client id of an application with this id is taken');
-  return apiError(Code.AlreadyExists, 'APP-IdTaken', 'id: an application with this id exists');
+  return idTaken();
+}
+
+/**
+ * The one answer for an id whose application id or client id is taken, whatever holds it (another
+ * application, a project, a machine user, of any organization, or one deleted): the answer must not
+ * tell which kind of object or organization has it.
+ */
+export function idTaken() {
+  return apiError(Code.AlreadyExists, 'APP-IdTaken', 'id: the id is taken');
 }

@@ -15,15 +15,16 @@ import type { AppService, UpdateApplicationRequest } from '../../../gen/zitadel/
 import type { Gatehouse } from '../../context.ts';
 import { clientIdFor, newClientSecret, usesSecret } from '../../domain/applications.ts';
 import { hashSecret } from '../../domain/crypto.ts';
+import { claimNewIdentifiers, identifierTaken } from '../../domain/identifiers.ts';
 import { newId } from '../../domain/ids.ts';
 import { idProblem, nameProblem } from '../../domain/names.ts';
-import { deleteApp, findApp, findOtherAppNamed, insertApp, updateApp } from '../../store/apps.ts';
+import { deleteApp, findOtherAppNamed, insertApp, updateApp } from '../../store/apps.ts';
 import type { AppRow } from '../../store/schema.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { requireManager } from '../management/access.ts';
 import { invalidArgument } from '../management/lists.ts';
-import { appEvent, asConflict, nameTaken } from './changes.ts';
+import { appEvent, asConflict, idTaken, nameTaken } from './changes.ts';
 import { apiSettingsOf, changedSettings, oidcSettingsOf, settingsOfRow, updatedOidcSettings, type AppSettings } from './settings.ts';
 import { targetApp, targetProject } from './target.ts';
 
@@ -68,16 +69,18 @@ export function writeMethods(gh: Gatehouse): Partial<ServiceImpl<typeof AppServi
       const settings = kind.case === 'oidcRequest' ? oidcSettingsOf(kind.value) : apiSettingsOf(kind.value);
       // The permission first: a caller who may not create here costs no hash.
       await targetProject(gh.db, gh.instanceId, managed, req.projectId);
-      const secret = await secretFor(settings);
       const appId = req.id === '' ? newId() : req.id;
+      // A taken id costs no hash either; the claim in the transaction decides.
+      if (req.id !== '' && (await identifierTaken(gh.db, gh.instanceId, appId))) throw idTaken();
+      const secret = await secretFor(settings);
 
       const created = await gh.db
         .transaction()
         .execute(async (trx) => {
           const project = await targetProject(trx, gh.instanceId, managed, req.projectId);
-          if (await findApp(trx, appId)) throw apiError(Code.AlreadyExists, 'APP-IdTaken', 'id: an application with this id exists');
           if (await findOtherAppNamed(trx, project.id, name, undefined)) throw nameTaken();
           const clientId = clientIdFor(appId, project.name);
+          await claimNewIdentifiers(trx, gh.instanceId, { type: 'app', id: appId }, [appId, clientId]);
           await insertApp(trx, {
             ...settings,
             id: appId,

@@ -12,6 +12,7 @@ import * as management from './2026_11_24_0009_management.ts';
 import * as passwordReset from './2026_11_24_0010_password_reset.ts';
 import * as passkeys from './2026_11_24_0011_passkeys.ts';
 import * as tokenFamilyIndexes from './2026_11_24_0012_token_family_indexes.ts';
+import * as identifiers from './2026_11_26_0013_identifiers.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0010_password_reset': passwordReset,
   '2026_11_24_0011_passkeys': passkeys,
   '2026_11_24_0012_token_family_indexes': tokenFamilyIndexes,
+  '2026_11_26_0013_identifiers': identifiers,
 };
