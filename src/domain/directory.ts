@@ -11,7 +11,7 @@ import { findInstance } from '../store/instances.ts';
 import { findProjectSettings } from '../store/projects.ts';
 import { listUserAuthorizations } from '../store/authorizations.ts';
 import { listUserRoles } from '../store/users.ts';
-import type { AccessTokenType, Address, AuthMethod, UserKind, UserState } from '../store/schema.ts';
+import type { AccessTokenType, Address, AuthMethod, OidcAppType, UserKind, UserState } from '../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
 import type { RoleGrant } from './principal.ts';
 
@@ -32,6 +32,8 @@ export interface Application {
   kind: 'oidc' | 'api';
   secretHash: string | null;
   authMethod: AuthMethod;
+  /** Native applications' loopback redirect URIs match on any port (domain/redirect-uris.ts). */
+  appType: OidcAppType;
   redirectUris: readonly string[];
   postLogoutRedirectUris: readonly string[];
   responseTypes: readonly string[];
@@ -88,8 +90,10 @@ export interface User {
   address: Address | null;
   secretHash: string | null;
   accessTokenType: AccessTokenType;
-  /** Access tokens issued before this no longer count (SPEC §12 lifecycle). */
+  /** Access tokens issued before this no longer count (deactivated, locked, deleted, password reset). */
   tokensValidAfter: Date | null;
+  /** No token issued before the user existed speaks for it. */
+  createdAt: Date;
   changedAt: Date;
   roles: readonly RoleGrant[];
   /** Project roles given to the user (SPEC §12). */
@@ -197,6 +201,7 @@ async function loadApplication(db: DB, instanceId: string, clientId: string): Pr
     kind: row.kind,
     secretHash: row.secret_hash,
     authMethod: row.auth_method,
+    appType: row.oidc_app_type,
     redirectUris: row.redirect_uris,
     postLogoutRedirectUris: row.post_logout_redirect_uris,
     responseTypes: row.response_types,
@@ -241,6 +246,7 @@ async function loadUser(db: DB, userId: string): Promise<User | undefined> {
     secretHash: row.secret_hash,
     accessTokenType: row.access_token_type,
     tokensValidAfter: row.tokens_valid_after,
+    createdAt: row.created_at,
     changedAt: row.changed_at,
     roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })),
     authorizations: authorizations.map((a) => ({ projectId: a.project_id, orgId: a.org_id, orgDomain: a.primary_domain, roles: a.roles })),

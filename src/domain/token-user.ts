@@ -1,8 +1,14 @@
 /**
- * The user a verified access token speaks for. The subject must still exist in the instance and be
- * active; so must every actor of a delegated or impersonating token (RFC 8693 §4.1 `act` and the
- * prior actors nested in it): deactivating an impersonator ends every token issued for its
- * impersonations at once, and for any chain built on them.
+ * The user a verified token speaks for. The subject must still exist in the instance and be active;
+ * so must every actor of a delegated or impersonating token (RFC 8693 §4.1 `act` and the prior
+ * actors nested in it): deactivating an impersonator ends every token issued for its impersonations
+ * at once, and for any chain built on them.
+ *
+ * A token's issue time is compared with each of those users: it must not be older than the user
+ * itself (an id is never given again, but a token never speaks for a user it was not issued to), nor
+ * than the moment the user's earlier tokens were ended (`tokensValidAfter`: deactivated, locked,
+ * deleted, its password reset). This is what ends a user's tokens, whatever their number: their rows
+ * are not touched (user-lifecycle.ts).
  */
 import type { Directory, User } from './directory.ts';
 import type { AccessTokenClaims } from './tokens.ts';
@@ -26,27 +32,36 @@ export function actorChain(act: unknown): string[] | undefined {
   return chain;
 }
 
-async function activeUser(directory: Directory, instanceId: string, userId: string): Promise<User | undefined> {
-  const user = await directory.user(userId);
-  return user && user.instanceId === instanceId && user.state === 'active' ? user : undefined;
+/**
+ * Whether a token issued at `issuedAtMs` may speak for `user`: not issued before the user existed
+ * (compared by the second, the precision of `iat`), not before its `tokensValidAfter`.
+ */
+export function issuedForCurrentUser(user: Pick<User, 'createdAt' | 'tokensValidAfter'>, issuedAtMs: number): boolean {
+  if (Math.floor(issuedAtMs / 1000) < Math.floor(user.createdAt.getTime() / 1000)) return false;
+  return user.tokensValidAfter === null || issuedAtMs >= user.tokensValidAfter.getTime();
 }
 
+async function activeUser(directory: Directory, instanceId: string, userId: string, issuedAtMs: number | undefined): Promise<User | undefined> {
+  const user = await directory.user(userId);
+  if (!user || user.instanceId !== instanceId || user.state !== 'active') return undefined;
+  return issuedAtMs === undefined || issuedForCurrentUser(user, issuedAtMs) ? user : undefined;
+}
+
+/** A token's subject and actors, and when it was issued: `iat` (seconds), or `issuedAt` for a stored row's exact time. */
+export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number | undefined; issuedAt?: Date | undefined };
+
 /**
- * `claims.iat` (seconds), when given, must not be before the subject's `tokensValidAfter`: a user
- * deactivated, locked or deleted keeps none of its earlier tokens when it is active again (SPEC §12).
+ * The active subject of a token whose actors are all active too, each of them checked against the
+ * token's issue time (issuedForCurrentUser). Without a time only the users' states are checked.
  */
-export async function activeTokenUser(
-  directory: Directory,
-  instanceId: string,
-  claims: Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number },
-): Promise<User | undefined> {
-  const chain = actorChain(claims.actor);
+export async function activeTokenUser(directory: Directory, instanceId: string, token: TokenUsers): Promise<User | undefined> {
+  const chain = actorChain(token.actor);
   if (!chain) return undefined;
-  const user = await activeUser(directory, instanceId, claims.sub);
+  const issuedAtMs = token.issuedAt !== undefined ? token.issuedAt.getTime() : token.iat !== undefined ? token.iat * 1000 : undefined;
+  const user = await activeUser(directory, instanceId, token.sub, issuedAtMs);
   if (!user) return undefined;
-  if (claims.iat !== undefined && user.tokensValidAfter !== null && claims.iat * 1000 < user.tokensValidAfter.getTime()) return undefined;
   for (const actorId of chain) {
-    if (!(await activeUser(directory, instanceId, actorId))) return undefined;
+    if (!(await activeUser(directory, instanceId, actorId, issuedAtMs))) return undefined;
   }
   return user;
 }

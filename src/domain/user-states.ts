@@ -8,6 +8,7 @@ import type { DB } from '../store/database.ts';
 import type { UserRow, UserState } from '../store/schema.ts';
 import { clearFailedAttempts, deleteUser, updateUser, type UserFilter } from '../store/users.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
+import { claimIdentifiersFor, IdentifierTaken } from './identifiers.ts';
 import { lockedUser, userEvent, type AdminContext } from './user-admin.ts';
 import { UserStateConflict } from './user-rules.ts';
 import { endUserAccess, type EndedAccess } from './user-lifecycle.ts';
@@ -71,10 +72,19 @@ export async function changeLifecycle(
   }
 }
 
-/** Deletes the user after ending its access; the event outlives it. */
+/**
+ * Deletes the user after ending its access; the event outlives it, and so do its id and a machine's
+ * name in the namespace of token names (identifiers.ts): nothing created later gets them.
+ */
 export async function removeUser(trx: DB, ctx: AdminContext, userId: string, now = new Date()): Promise<{ details: ChangeDetails; ended: EndedAccess }> {
   const row = await lockedUser(trx, userId);
   const ended = await endUserAccess(trx, row.id, now);
+  // Users created before their values were claimed (or by a path that claims none) keep them now.
+  await claimIdentifiersFor(trx, ctx.gh.instanceId, { type: 'user', id: row.id }, row.kind === 'machine' ? [row.id, row.user_name] : [row.id], now).catch(
+    (error: unknown) => {
+      if (!(error instanceof IdentifierTaken)) throw error;
+    },
+  );
   const details = await appendEvent(trx, userEvent(ctx, { id: row.id, orgId: row.org_id }, 'user.removed', { userName: row.user_name }));
   await deleteUser(trx, row.id);
   return { details, ended };

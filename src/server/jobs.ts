@@ -68,12 +68,13 @@ async function watchChanges(db: DB, pollMs: number, refresh: () => Promise<void>
  * announcements are heard. The embedded database has one process, whose own revocations update its
  * caches directly, so they are trusted from the start (server/compose.ts).
  */
-function listenToOtherProcesses({ config, tokens, log }: Gatehouse): ChangeListener | undefined {
+function listenToOtherProcesses({ config, tokens, directory, log }: Gatehouse): ChangeListener | undefined {
   if (!config.databaseUrl) return undefined;
   return listenForRevocations(
     config.databaseUrl,
     {
       announced: (items) => tokens.revocations.add(items),
+      userChanged: () => directory.clear(),
       listening: () => tokens.trustRevocations(),
       lost: () => tokens.revocations.suspend(),
     },

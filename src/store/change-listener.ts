@@ -1,6 +1,7 @@
 /**
  * Revocation announcements from every process on this PostgreSQL database (LISTEN on the channel the
- * revoking statements NOTIFY, store/tokens.ts), over one dedicated connection.
+ * revoking statements NOTIFY, store/tokens.ts), and users whose access changed, over one dedicated
+ * connection.
  *
  * The caches that depend on it must know when announcements could have been missed: `lost` is called
  * as soon as the connection fails or a heartbeat (`select 1` every second) goes unanswered, before
@@ -10,10 +11,12 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { decodeRevoked, REVOKED_CHANNEL, type Revoked } from './tokens.ts';
+import { decodeRevoked, REVOKED_CHANNEL, USERS_CHANNEL, type Revoked } from './tokens.ts';
 
 export interface ChangeHandlers {
   announced(items: Revoked[]): void;
+  /** A user's access changed (domain/user-lifecycle.ts): forget what is cached of it. */
+  userChanged(userId: string): void;
   listening(): Promise<void>;
   lost(): void;
 }
@@ -63,10 +66,11 @@ export function listenForRevocations(databaseUrl: string, handlers: ChangeHandle
     });
     next.on('notification', (message) => {
       if (message.channel === REVOKED_CHANNEL && message.payload) handlers.announced(decodeRevoked(message.payload));
+      if (message.channel === USERS_CHANNEL && message.payload) handlers.userChanged(message.payload);
     });
     try {
       await next.connect();
-      await next.query(`listen ${REVOKED_CHANNEL}`);
+      await next.query(`listen ${REVOKED_CHANNEL}; listen ${USERS_CHANNEL}`);
       if (closed) {
         await next.end();
         return;

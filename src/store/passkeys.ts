@@ -187,3 +187,8 @@ export async function countPasskeyCodeAttempt(db: DB, userId: string): Promise<v
 export async function deletePasskeyCode(db: DB, userId: string): Promise<void> {
   await db.deleteFrom('passkey_codes').where('user_id', '=', userId).execute();
 }
+
+/** Removes the user's registrations that were started and not verified. */
+export async function deletePendingPasskeys(db: DB, userId: string): Promise<void> {
+  await db.deleteFrom('passkeys').where('user_id', '=', userId).where('state', '=', 'pending').execute();
+}

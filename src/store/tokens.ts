@@ -12,6 +12,8 @@ export type NewToken = Insertable<TokensTable>;
 
 /** The NOTIFY channel of revocations; the payload is `id:expiresAtSeconds` items joined by commas. */
 export const REVOKED_CHANNEL = 'gatehouse_revoked';
+/** The NOTIFY channel of users whose access changed; the payload is the user id. */
+export const USERS_CHANNEL = 'gatehouse_users';
 /** PostgreSQL's payload limit is 8000 bytes; ids are short, so chunks of this many stay well below. */
 const IDS_PER_NOTIFICATION = 100;
 
@@ -188,21 +190,12 @@ export async function revokeSessionTokens(db: DB, sessions: readonly Revoked[], 
 }
 
 /**
- * Revokes every stored token of a user (its refresh families and opaque access tokens) and
- * announces their ids, so that no process answers from a cached row; returns what it revoked.
+ * Tells every process that a user's access changed (deactivated, locked, deleted, its password
+ * reset): their caches of users forget it when the transaction commits, so its tokens meet the
+ * user's new state at once everywhere rather than at the next change poll.
  */
-export async function revokeSubjectTokens(trx: DB, subject: string, now: Date): Promise<Revoked[]> {
-  const rows = await trx
-    .updateTable('tokens')
-    .set({ revoked_at: now })
-    .where('subject', '=', subject)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning(['id', 'expires_at'])
-    .execute();
-  const revoked = rows.map((row) => ({ id: row.id, until: row.expires_at.getTime() }));
-  await announce(trx, revoked);
-  return revoked;
+export async function announceUserChanged(trx: DB, userId: string): Promise<void> {
+  await sql`select pg_notify(${USERS_CHANNEL}, ${userId})`.execute(trx);
 }
 
 /** Whether any of these token, grant or session ids has been revoked. */

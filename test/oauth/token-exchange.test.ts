@@ -632,9 +632,10 @@ describe('subject tokens that are refused', () => {
   it('an expired ID token is invalid_request', async () => {
     const { sessionId } = await signInBrowser('te-basic', ['openid']);
     const now = Math.floor(Date.now() / 1000);
+    // issued after the user was created (a token older than its subject is refused for that reason alone)
     const idToken = async (exp: number) =>
-      (await server.running.gh.tokens.sign({ iss: server.url, sub: IDS.alice, aud: ['te-basic'], azp: 'te-basic', iat: now - 13 * 3600, exp, auth_time: now - 13 * 3600, sid: sessionId }, 'JWT')).jwt;
-    const reply = await exchangeRaw({ ...subject(await idToken(now - 3600), TYPE.id), scope: 'openid' });
+      (await server.running.gh.tokens.sign({ iss: server.url, sub: IDS.alice, aud: ['te-basic'], azp: 'te-basic', iat: now, exp, auth_time: now, sid: sessionId }, 'JWT')).jwt;
+    const reply = await exchangeRaw({ ...subject(await idToken(now - 1), TYPE.id), scope: 'openid' });
     expect(reply.json).toEqual(INVALID_SUBJECT);
     // the same token, unexpired, is accepted
     expect((await exchangeRaw({ ...subject(await idToken(now + 3600), TYPE.id), scope: 'openid' })).status).toBe(200);

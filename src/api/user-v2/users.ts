@@ -66,7 +66,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
 
   /** After a commit that ended the user's access, or changed it otherwise. */
   function afterCommit(ended: EndedAccess | undefined): void {
-    if (ended !== undefined) afterAccessEnded(ended, { directory: gh.directory, revocations: gh.tokens.revocations });
+    if (ended !== undefined) afterAccessEnded(ended, { directory: gh.directory });
     else gh.directory.clear();
   }
 

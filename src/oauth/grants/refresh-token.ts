@@ -10,7 +10,7 @@ import { sha256 } from '../../domain/crypto.ts';
 import type { Application } from '../../domain/directory.ts';
 import { REFRESH_TOKEN } from '../../domain/grant-types.ts';
 import { sessionMeetsFactors } from '../../domain/otp.ts';
-import { actorChain } from '../../domain/token-user.ts';
+import { activeTokenUser, actorChain } from '../../domain/token-user.ts';
 import type { TokenRow } from '../../store/schema.ts';
 import { findRefreshTokenByHash, lockTokenUse, markTokenUsed } from '../../store/tokens.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
@@ -91,6 +91,10 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const family = familyOf(row);
   const granted = await checkScopes(gh, narrowScopes(family.scopes, requested), app.orgId);
   const user = await activeUser(gh, family.subject);
+  // ended with the user's earlier tokens (deactivated, locked, its password reset), or by an actor's
+  if (!(await activeTokenUser(gh.directory, gh.instanceId, { sub: family.subject, actor: family.actor, issuedAt: row.created_at }))) {
+    throw new InvalidGrant('the grant was ended: its user or an actor was deactivated, locked or had its password reset since');
+  }
   if (family.exchangedAs) await stillExchangeable(gh, app, family);
   // an exchanged family's session is its authority's: the subject's, or the impersonator's
   await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);
