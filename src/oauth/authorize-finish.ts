@@ -86,6 +86,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
     scopes: granted.scopes,
     clientProjectId: app.projectId,
     audience: audienceFor(gh, app.clientId, app.projectId, granted),
+    clientOrgId: app.orgId,
     appAsserts: app.idTokenRoleAssertion,
   });
   const idToken = await issueIdToken(gh, {

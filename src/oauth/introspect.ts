@@ -1,7 +1,8 @@
 /**
  * POST /oauth/v2/introspect (RFC 7662, seed §4.6, SPEC §6). The caller authenticates with
- * client_secret_basic or private_key_jwt; a token is active only when it is valid, unrevoked, and its
- * audience contains the caller's client id or project id. Anything else is {"active": false}.
+ * client_secret_basic or private_key_jwt; a token is active only when it is valid, unrevoked, and meant
+ * for the caller (its audience contains the caller's client id, or its project id when the token's
+ * client is of that project's organization: token-audience.ts). Anything else is {"active": false}.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';
@@ -12,6 +13,7 @@ import { readForm, required } from '../http/form.ts';
 import { sendJson } from '../http/node-types.ts';
 import { userClaims } from './claims.ts';
 import { tokenRoleClaims } from './role-claims.ts';
+import { meantFor } from './token-audience.ts';
 
 export const INTROSPECT_PATH = '/oauth/v2/introspect';
 
@@ -29,7 +31,7 @@ export function introspectionEndpoint(gh: Gatehouse) {
     const token = required(params, 'token');
     const claims = await gh.tokens.verifyAccessToken(token);
     const caller = client.app;
-    if (!claims || !(claims.audience.includes(caller.clientId) || claims.audience.includes(caller.projectId))) {
+    if (!claims || !(await meantFor(gh, claims, caller))) {
       sendJson(res, 200, { active: false });
       return;
     }

@@ -1,7 +1,8 @@
 /**
  * Role claims (SPEC §12), as ZITADEL names them: `urn:<service>:iam:org:project:roles` holds the
  * user's roles in the requesting client's project, `urn:<service>:iam:org:project:{projectId}:roles`
- * those in each project of the token (the client's, and those named by audience scopes); each is
+ * those in each project of the token (the client's, and those named by audience scopes, which are
+ * projects of the client's organization: a project id of another organization never counts); each is
  * `{roleKey: {orgId: primaryDomain}}` and is left out when the user has no such role.
  *
  * When they are asserted: in userinfo and introspection when the client's project has role assertion
@@ -12,6 +13,7 @@
 import type { Gatehouse } from '../context.ts';
 import type { User } from '../domain/directory.ts';
 import { roleScopesOf } from './scopes.ts';
+import { clientOrgOf } from './token-audience.ts';
 
 export type RoleClaimTarget = 'userinfo' | 'id_token' | 'access_token';
 
@@ -23,6 +25,11 @@ export interface RoleClaimRequest {
   clientProjectId: string | undefined;
   /** The token's audience: the project ids in it get their own claim. */
   audience: readonly string[];
+  /**
+   * The organization of the token's client: a project id of the audience counts only for a project
+   * of this organization (the client's own project always does).
+   */
+  clientOrgId: string | undefined;
   /** For ID and access tokens: whether the application asserts roles in that token. */
   appAsserts?: boolean;
 }
@@ -42,6 +49,7 @@ export async function roleClaims(gh: Gatehouse, target: RoleClaimTarget, request
   const projectIds = new Set([...(request.clientProjectId === undefined ? [] : [request.clientProjectId]), ...request.audience]);
   for (const authorization of user.authorizations) {
     if (!projectIds.has(authorization.projectId)) continue;
+    if (authorization.projectId !== request.clientProjectId && authorization.orgId !== request.clientOrgId) continue;
     const roles = authorization.roles.filter((role) => filter === undefined || filter.has(role));
     if (roles.length === 0) continue;
     const value = Object.fromEntries(roles.map((role) => [role, { [authorization.orgId]: authorization.orgDomain }]));
@@ -59,5 +67,6 @@ export async function tokenRoleClaims(
 ): Promise<Record<string, unknown>> {
   if (user.authorizations.length === 0) return {};
   const app = await gh.directory.application(gh.instanceId, token.clientId);
-  return roleClaims(gh, 'userinfo', { user, scopes: token.scopes, clientProjectId: app?.projectId, audience: token.audience });
+  const clientOrgId = app?.orgId ?? (await clientOrgOf(gh, token.clientId));
+  return roleClaims(gh, 'userinfo', { user, scopes: token.scopes, clientProjectId: app?.projectId, audience: token.audience, clientOrgId });
 }

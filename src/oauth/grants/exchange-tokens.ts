@@ -14,6 +14,7 @@
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
 import { activeTokenUser } from '../../domain/token-user.ts';
+import { meantFor } from '../token-audience.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { verifyAssertion } from '../assertions.ts';
 import { InvalidRequest } from '../errors.ts';
@@ -69,10 +70,6 @@ export function checkActorType(gh: Gatehouse, type: string): void {
   throw new InvalidRequest(known ? `actor_token_type ${type} is not allowed` : `actor_token_type ${type} is not supported`);
 }
 
-/** Whether a token's audience lets this client use it (the introspection rule, SPEC §6). */
-function forClient(audience: readonly string[], app: Application): boolean {
-  return audience.includes(app.clientId) || audience.includes(app.projectId);
-}
 
 function invalid(name: string): InvalidRequest {
   return new InvalidRequest(`${name} is invalid, expired, revoked or not meant for this client`);
@@ -86,7 +83,8 @@ function stringList(value: unknown): string[] | undefined {
 /** An access token (JWT or opaque) of ours, valid, unrevoked, for this client, its users active. */
 async function verifyAccess(gh: Gatehouse, token: string, app: Application, name: string): Promise<PresentedToken> {
   const claims = await gh.tokens.verifyAccessToken(token);
-  if (!claims || !forClient(claims.audience, app)) throw invalid(name);
+  // the introspection rule: meant for this client
+  if (!claims || !(await meantFor(gh, claims, app))) throw invalid(name);
   const user = await activeTokenUser(gh.directory, gh.instanceId, claims);
   if (!user) throw invalid(name);
   return {
@@ -112,11 +110,12 @@ async function verifyIdToken(gh: Gatehouse, token: string, app: Application, nam
   if (!payload) throw invalid(name);
   const { sub, aud, azp, sid, act, auth_time: authTime, amr, exp } = payload;
   const audience = stringList(aud) ?? [];
-  if (typeof sub !== 'string' || !(forClient(audience, app) || azp === app.clientId)) throw invalid(name);
+  const client = typeof azp === 'string' ? azp : audience[0];
+  if (typeof sub !== 'string' || !(azp === app.clientId || (client !== undefined && (await meantFor(gh, { clientId: client, audience }, app))))) throw invalid(name);
   const sessionId = typeof sid === 'string' ? sid : undefined;
   if (sessionId !== undefined && (await gh.tokens.revoked([sessionId]))) throw invalid(name);
   const actor = typeof act === 'object' && act !== null && !Array.isArray(act) ? (act as Record<string, unknown>) : undefined;
-  const user = await activeTokenUser(gh.directory, gh.instanceId, { sub, actor });
+  const user = await activeTokenUser(gh.directory, gh.instanceId, { sub, actor, iat: typeof payload['iat'] === 'number' ? payload['iat'] : undefined });
   if (!user) throw invalid(name);
   return {
     type: ID_TOKEN_TYPE,

@@ -157,7 +157,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
   const { app, user, granted } = request;
   const type = request.accessTokenType ?? app.accessTokenType;
   const audience = request.audience ?? audienceFor(gh, app.clientId, app.projectId, granted);
-  const roles = { user, scopes: granted.scopes, clientProjectId: app.projectId, audience };
+  const roles = { user, scopes: granted.scopes, clientProjectId: app.projectId, audience, clientOrgId: app.orgId };
   const [accessRoles, idRoles] = await Promise.all([
     type === 'jwt' ? roleClaims(gh, 'access_token', { ...roles, appAsserts: app.accessTokenRoleAssertion }) : undefined,
     roleClaims(gh, 'id_token', { ...roles, appAsserts: app.idTokenRoleAssertion }),
