@@ -47,6 +47,12 @@ export interface Config {
   /** GATEHOUSE_CHANGE_POLL_MS: how often a server looks for changes made by other processes. Default 1000. */
   changePollMs: number;
   /**
+   * GATEHOUSE_STATEMENT_TIMEOUT_MS: PostgreSQL cancels a statement that runs longer (its
+   * `statement_timeout`), so a slow statement stops in the database instead of running on after the
+   * request gave up, and its connection is free for the next one. Default 10000.
+   */
+  statementTimeoutMs: number;
+  /**
    * GATEHOUSE_FAILED_AUTH_RATE_LIMIT: failed sign-ins and failed client authentications per minute
    * per client address, after which the address gets 429 before any hash is computed (SPEC 10.11).
    * Default 20; 0 turns it off.
@@ -184,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     keyRotationSeconds: integer(env, 'GATEHOUSE_KEY_ROTATION_HOURS', 168, 1) * 3600,
     maxBodyBytes: integer(env, 'GATEHOUSE_MAX_BODY_BYTES', 64 * 1024, 1024),
     changePollMs: integer(env, 'GATEHOUSE_CHANGE_POLL_MS', 1000, 50),
+    statementTimeoutMs: integer(env, 'GATEHOUSE_STATEMENT_TIMEOUT_MS', 10_000, 100),
     failedAuthRateLimit: integer(env, 'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 20),
     metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
     trustedProxies: proxies(env),

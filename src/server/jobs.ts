@@ -10,6 +10,7 @@ import type { Gatehouse } from '../context.ts';
 import { changeMark } from '../domain/events.ts';
 import { listenForRevocations, type ChangeListener } from '../store/change-listener.ts';
 import type { DB } from '../store/database.ts';
+import { exclusiveRunner, type ExclusiveRunner } from '../store/exclusive.ts';
 import { deleteExpiredRevocations, deleteTokensExpiredBefore } from '../store/tokens.ts';
 import { deleteExpiredAssertions } from '../store/used-assertions.ts';
 import type { Composition } from './compose.ts';
@@ -28,16 +29,25 @@ export interface Jobs {
 export async function startJobs({ gh, refresh }: Composition): Promise<Jobs> {
   const poll = await watchChanges(gh.db, gh.config.changePollMs, refresh, gh.log);
   const revocations = listenToOtherProcesses(gh);
-  // Rotation and clean-up run on their own clock; they are cheap no-ops most of the time.
+  const exclusive = exclusiveRunner(gh.config.databaseUrl, gh.db, gh.config.statementTimeoutMs);
+  const stopping = new AbortController();
+  let round: Promise<void> | undefined;
+  // Rotation and clean-up run on their own clock; they are cheap no-ops most of the time. One round
+  // at a time: a tick during a long prune is skipped.
   const housekeeping = setInterval(() => {
-    housekeep(gh).catch((error: unknown) => gh.log.warn({ err: error }, 'housekeeping failed'));
+    round ??= housekeep(gh, exclusive, stopping.signal)
+      .catch((error: unknown) => gh.log.warn({ err: error }, 'housekeeping failed'))
+      .finally(() => (round = undefined));
   }, HOUSEKEEPING_INTERVAL_MS);
   housekeeping.unref();
   return {
     async stop() {
       clearInterval(poll);
       clearInterval(housekeeping);
+      stopping.abort(); // a prune in progress stops after its current batch
       await revocations?.close();
+      await round;
+      await exclusive.close();
     },
   };
 }
@@ -82,12 +92,50 @@ function listenToOtherProcesses({ config, tokens, directory, log }: Gatehouse): 
   );
 }
 
-/** One housekeeping round: rotate the signing key when due, delete what has expired. */
-async function housekeep({ db, keys }: Pick<Gatehouse, 'db' | 'keys'>): Promise<void> {
+/** One housekeeping round: rotate the signing key when due, prune what has expired (one process of a cluster at a time). */
+async function housekeep({ db, keys, config }: Pick<Gatehouse, 'db' | 'keys' | 'config'>, exclusive: ExclusiveRunner, signal: AbortSignal): Promise<void> {
   await keys.refresh();
   await keys.prune();
-  const now = new Date();
-  await deleteExpiredAssertions(db, now);
-  await deleteExpiredRevocations(db, now);
-  await deleteTokensExpiredBefore(db, new Date(now.getTime() - KEEP_EXPIRED_TOKENS_MS));
+  const batch = config.databaseUrl ? PRUNE_BATCH_ROWS : EMBEDDED_PRUNE_BATCH_ROWS;
+  await exclusive.run(PRUNE_LOCK, (own) => pruneExpired(own, new Date(), { batch, pauseMs: PRUNE_PAUSE_MS, signal }));
+}
+
+/** Names the advisory lock of the prune: one process of a cluster prunes at a time. */
+export const PRUNE_LOCK = 'gatehouse.prune';
+/** Rows per statement: a short statement, whatever has piled up (a day of downtime, a million tokens). */
+const PRUNE_BATCH_ROWS = 1000;
+/** The embedded database has one connection, which requests wait for while a batch runs. */
+const EMBEDDED_PRUNE_BATCH_ROWS = 200;
+/** A pause between batches, so that a long prune leaves the database to requests most of the time. */
+const PRUNE_PAUSE_MS = 20;
+
+export interface PruneOptions {
+  batch: number;
+  pauseMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Deletes what has expired, in batches of `batch` rows with a pause between them, until nothing is
+ * left or `signal` aborts: marks of used assertions, revocations (what they revoked has expired
+ * too), and token rows a day past their expiry. Returns how many rows went.
+ */
+export async function pruneExpired(db: DB, now: Date, options: PruneOptions): Promise<number> {
+  const expiredTokens = new Date(now.getTime() - KEEP_EXPIRED_TOKENS_MS);
+  const steps = [
+    (limit: number) => deleteExpiredAssertions(db, now, limit),
+    (limit: number) => deleteExpiredRevocations(db, now, limit),
+    (limit: number) => deleteTokensExpiredBefore(db, expiredTokens, limit),
+  ];
+  let deleted = 0;
+  for (const step of steps) {
+    for (;;) {
+      if (options.signal?.aborted) return deleted;
+      const count = await step(options.batch);
+      deleted += count;
+      if (count < options.batch) break;
+      await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
+    }
+  }
+  return deleted;
 }

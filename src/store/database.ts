@@ -16,7 +16,16 @@ export type DB = Kysely<Database>;
 export interface DatabaseConfig {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** PostgreSQL's statement_timeout for every connection of the pool; default DEFAULT_STATEMENT_TIMEOUT_MS. */
+  statementTimeoutMs?: number;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+/**
+ * How much longer than the statement timeout pg waits for any answer before it gives up on its own:
+ * for a server that no longer answers at all (a cancelled statement answers with an error in time).
+ */
+const UNANSWERED_GRACE_MS = 5000;
 
 // int8 (bigserial sequences) as strings, as the API carries them; numeric ids never lose precision.
 const INT8_OID = 20;
@@ -47,7 +56,10 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
         max,
         // A request that needs the database answers 503 within a few seconds when it is down (SPEC §9).
         connectionTimeoutMillis: 3000,
-        query_timeout: 10000,
+        // PostgreSQL itself cancels a statement past the timeout, so it stops running and its
+        // connection serves the next request; a client-side timeout alone left it running on.
+        statement_timeout: config.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+        query_timeout: (config.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) + UNANSWERED_GRACE_MS,
       });
       // A client losing its server must not crash the process: idle ones are replaced by the pool
       // ('error' on the pool), and one checked out by kysely fails its query and is dropped on release

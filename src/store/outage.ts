@@ -8,11 +8,11 @@
  */
 
 // Error codes of Node's net and dns modules and of PostgreSQL (class 08: connection exception,
-// 57P0x: server shutting down or starting, 53300: too many connections) that mean "the database is
-// out of reach".
+// 57P0x: server shutting down or starting, 53300: too many connections, 57014: a statement cancelled
+// at its timeout) that mean "the database is out of reach" for this request.
 const OUTAGE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN',
-  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300',
+  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300', '57014',
 ]);
 // pg's pool and client report timeouts and lost connections with plain messages, no code.
 const OUTAGE_MESSAGES = [/timeout exceeded when trying to connect/i, /connection terminated/i, /connect ECONNREFUSED/i, /query read timeout/i];

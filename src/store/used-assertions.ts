@@ -5,6 +5,7 @@
 import { CompiledQuery } from 'kysely';
 import { preparedText, type DB } from './database.ts';
 import { InsertBatcher } from './insert-batcher.ts';
+import { deleteSomeExpired } from './tokens.ts';
 
 export interface AssertionMark {
   id: string;
@@ -51,7 +52,7 @@ export function markAssertionUsed(db: DB, id: string, expiresAt: Date): Promise<
   return batcher.add({ id, expiresAt });
 }
 
-/** Deletes the records of assertions that expired before `now` (housekeeping). */
-export async function deleteExpiredAssertions(db: DB, now: Date): Promise<void> {
-  await db.deleteFrom('used_assertions').where('expires_at', '<', now).execute();
+/** Deletes at most `limit` marks of assertions that expired before `now`; returns how many. */
+export async function deleteExpiredAssertions(db: DB, now: Date, limit: number): Promise<number> {
+  return deleteSomeExpired(db, 'used_assertions', now, limit);
 }
