@@ -3,8 +3,11 @@
  * health check and watch of the process, so the database is pinged at most once per interval
  * however many clients ask: a Check reuses a fresh result, and the watch loop polls only while
  * someone watches.
+ *
+ * Changes reach the watchers through one fan-out of our own (a set of callbacks), not one event
+ * listener per watcher: any number of watches costs no listener on a shared emitter, so nothing
+ * warns of a leak and nothing needs a raised listener limit.
  */
-import { EventEmitter, on } from 'node:events';
 
 export interface ServingProbe {
   /** The current state, from a result at most one interval old. */
@@ -25,13 +28,14 @@ export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2
   let pending: Promise<boolean> | undefined;
   let watchers = 0;
   let timer: NodeJS.Timeout | undefined;
-  const changes = new EventEmitter();
+  /** One callback per watch, told every change. */
+  const subscribers = new Set<(serving: boolean) => void>();
 
   async function probe(): Promise<boolean> {
     const serving = await check();
     const changed = last !== undefined && last.serving !== serving;
     last = { serving, at: Date.now() };
-    if (changed) changes.emit('change', serving);
+    if (changed) for (const tell of subscribers) tell(serving);
     return serving;
   }
 
@@ -58,23 +62,38 @@ export function createServingProbe(check: () => Promise<boolean>, intervalMs = 2
   }
 
   async function* watch(signal: AbortSignal): AsyncIterable<boolean> {
-    startWatching();
     const ended = AbortSignal.any([signal, stopped.signal]);
+    // The latest change not yet passed on, and the wake-up of a watch waiting for one.
+    let latest: boolean | undefined;
+    let wake: (() => void) | undefined;
+    const tell = (next: boolean): void => {
+      latest = next;
+      wake?.();
+    };
+    const end = (): void => wake?.();
+    // Subscribe before the first answer so that no change between the two is lost.
+    subscribers.add(tell);
+    ended.addEventListener('abort', end, { once: true });
+    startWatching();
     try {
-      // Subscribe before the first answer so that no change between the two is lost.
-      const updates = on(changes, 'change', { signal: ended });
-      let current = await serving();
+      let current = await serving(); // false once the server stops
+      if (signal.aborted) return;
       yield current;
-      for await (const event of updates) {
-        const next = (event as unknown[])[0] === true;
-        if (next === current) continue;
-        current = next;
+      while (!ended.aborted) {
+        if (latest === undefined || latest === current) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
+        }
+        current = latest;
         yield current;
       }
-    } catch (error) {
-      if (!ended.aborted) throw error; // the watcher went away, or the server stops: a normal end
-      if (stopping && !signal.aborted) yield false; // the last word to the watcher: not serving
+      // The watcher went away, or the server stops: a normal end. To a watcher still there the
+      // last word is: not serving.
+      if (stopping && !signal.aborted && current) yield false;
     } finally {
+      subscribers.delete(tell);
+      ended.removeEventListener('abort', end);
       stopWatching();
     }
   }
