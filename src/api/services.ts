@@ -41,6 +41,8 @@ export interface ApiServiceDeps extends FeatureServiceDeps {
   probe: ServingProbe;
   /** GATEHOUSE_GRPC_REFLECTION: serve gRPC server reflection. */
   reflection: boolean;
+  /** A health Watch ends with OK once it is this old; default stream-limits.ts `STREAM_LIMITS`. */
+  watchMaxAgeMs?: number;
 }
 
 /** What services are built from; a service whose source is absent is not served. */
@@ -117,7 +119,9 @@ export const API_SERVICES: readonly ApiService[] = [
   fromServer(AuthorizationService, createAuthorizationService),
   // The gRPC ecosystem's own services, public because load balancers, Kubernetes probes and grpcurl
   // carry no token. They cover every service served, themselves included.
-  fromApiDeps(Health, (api, served) => createHealthService(served.map((s) => s.typeName), api.probe), { public: true }),
+  fromApiDeps(Health, (api, served) => createHealthService(served.map((s) => s.typeName), api.probe, { watchMaxAgeMs: api.watchMaxAgeMs }), {
+    public: true,
+  }),
   fromApiDeps(ReflectionV1, (_api, served) => createReflectionV1(reflectionIndex(served)), { public: true, when: servesReflection }),
   fromApiDeps(ReflectionV1Alpha, (_api, served) => createReflectionV1Alpha(reflectionIndex(served)), { public: true, when: servesReflection }),
 ];

@@ -16,6 +16,9 @@
  * clients built against newer ZITADEL protos keep working (interop issue 10 item 5); binary protobuf
  * ignores them as the wire format requires.
  *
+ * Streaming calls served without a token (health Watch, reflection) are capped per client address
+ * and in total (src/api/stream-limits.ts); every call carries its client address key for that.
+ *
  * Input the libraries refuse before interceptors run (malformed JSON, oversized or undecompressable
  * bodies, ...) is answered with our codes and messages: see src/api/input-errors.ts and parse-errors.ts.
  */
@@ -35,8 +38,11 @@ import { silentLogger, type ApiLogger } from '../api/logger.ts';
 import { rewriteInputErrors } from '../api/parse-errors.ts';
 import { createServingProbe } from '../api/serving-probe.ts';
 import { PUBLIC_SERVICES, registerServices } from '../api/services.ts';
+import { clientKey, createStreamGate, STREAM_LIMITS, streamLimitInterceptor, type StreamLimits } from '../api/stream-limits.ts';
+import type { TrustedProxies } from '../config/ip-addresses.ts';
 import type { Gatehouse } from '../context.ts';
 import type { Principal } from '../domain/principal.ts';
+import { limitKeyOf } from '../http/client-address.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../http/node-types.ts';
 import { reachable, type DB } from '../store/database.ts';
 import type { RestRoutes } from '../transport/rest/routes.ts';
@@ -64,6 +70,10 @@ export interface ApiDeps {
   grpcReflection?: boolean;
   /** Called after a change this process made (feature flags), so that its caches refresh at once. */
   changed?: () => void;
+  /** GATEHOUSE_TRUSTED_PROXIES: whose X-Forwarded-For names the client the per-address caps count. Default none. */
+  trustedProxies?: TrustedProxies;
+  /** The caps on unauthenticated streams; the server uses STREAM_LIMITS, tests pass smaller ones. */
+  streams?: Partial<StreamLimits>;
   log?: ApiLogger;
 }
 
@@ -82,6 +92,8 @@ export interface ApiHandler {
  */
 export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   const log = deps.log ?? silentLogger;
+  const streams: StreamLimits = { ...STREAM_LIMITS, ...deps.streams };
+  const trustedProxies: TrustedProxies = deps.trustedProxies ?? new Set();
   const router = createConnectRouter({
     connect: true,
     grpc: true,
@@ -92,6 +104,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
     // Outermost first: errors are normalized after authentication and the implementation ran.
     interceptors: [
       errorInterceptor(log),
+      streamLimitInterceptor(createStreamGate(streams), PUBLIC_SERVICES),
       authInterceptor({
         authenticate: deps.authenticate,
         instanceId: deps.instanceId,
@@ -104,7 +117,14 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   });
   const probe = createServingProbe(() => reachable(deps.db));
   const reflection = deps.grpcReflection ?? true;
-  registerServices(router, gh, { db: deps.db, instanceId: deps.instanceId, changed: deps.changed, probe, reflection });
+  registerServices(router, gh, {
+    db: deps.db,
+    instanceId: deps.instanceId,
+    changed: deps.changed,
+    probe,
+    reflection,
+    watchMaxAgeMs: streams.watchMaxAgeMs,
+  });
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {
@@ -116,7 +136,8 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   async function serveProcedure(handler: UniversalHandler, req: NodeRequest, res: NodeResponse): Promise<void> {
     let request: UniversalServerRequest;
     try {
-      request = universalRequestFromNodeRequest(req, res, undefined, createContextValues());
+      const values = createContextValues().set(clientKey, limitKeyOf(req, trustedProxies));
+      request = universalRequestFromNodeRequest(req, res, undefined, values);
     } catch {
       respond(res, 400, {}); // no usable authority (HTTP/1.0 without Host)
       return;

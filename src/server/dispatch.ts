@@ -70,6 +70,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
     apiAudience: apiAudience(gh), // SPEC 10.5
     maxBodyBytes: config.maxBodyBytes,
     grpcReflection: config.grpcReflection,
+    trustedProxies: config.trustedProxies,
     authenticate: bearerAuthenticator(tokens, directory, instanceId),
     changed: () => {
       directory.clear(); // at once: the next token request reads the new flags
