@@ -35,18 +35,21 @@ export interface StartOptions {
 }
 
 export async function startServer({ config, log = createLogger(config.logLevel), prepare }: StartOptions): Promise<Running> {
+  // A malformed GATEHOUSE_SMTP_URL fails the start here, before the database is opened.
+  const smtpTransport = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const composition = await compose({ config, log, prepare });
   const { gh } = composition;
   const dispatch = createDispatch(composition);
 
-  // A malformed GATEHOUSE_SMTP_URL fails the start here, before anything listens.
-  const smtpTransport = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const listener = await listen({
     host: config.host,
     port: config.port,
     tls: config.tlsCert && config.tlsKey ? { cert: config.tlsCert, key: config.tlsKey } : undefined,
     http1: dispatch.http1,
     http2: dispatch.http2,
+  }).catch(async (error: unknown) => {
+    await composition.close(); // a start that cannot listen leaves the database (and the embedded folder) free
+    throw error;
   });
   const jobs = await startJobs(composition);
 

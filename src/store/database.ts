@@ -1,12 +1,15 @@
 /**
  * Opens the database: a pooled PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite
- * (PostgreSQL compiled to WebAssembly, data in GATEHOUSE_DATA_DIR). Both speak the same SQL.
+ * (PostgreSQL compiled to WebAssembly, data in GATEHOUSE_DATA_DIR, locked for this process while open:
+ * data-dir-lock.ts). Both speak the same SQL.
  */
 import fs from 'node:fs';
 import v8 from 'node:v8';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.ts';
 import { migrations } from './migrations/index.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
@@ -74,16 +77,24 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
     return { db: pool(10), embedded: false };
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
+  // The folder belongs to one process: a second one stops here, before PGlite reads a page.
+  const lock = await lockDataDir(config.dataDir);
   if (oneShot) {
     // Before PGlite compiles its module: flags apply to code compiled after they are set.
     v8.setFlagsFromString('--no-wasm-tier-up');
     v8.setFlagsFromString('--no-wasm-dynamic-tiering');
   }
-  const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(`${config.dataDir}/pgdata`, {
-    parsers: { [INT8_OID]: (value: string) => value },
-  });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  let pglite: PGlite;
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    pglite = await PGlite.create(`${config.dataDir}/pgdata`, {
+      parsers: { [INT8_OID]: (value: string) => value },
+    });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, lock.release) });
   return { db, embedded: true };
 }
 

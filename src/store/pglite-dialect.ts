@@ -43,12 +43,14 @@ class PGliteConnection implements DatabaseConnection {
 class PGliteDriver implements Driver {
   readonly #db: PGlite;
   readonly #connection: PGliteConnection;
+  readonly #afterClose: (() => void) | undefined;
   #queue: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(db: PGlite) {
+  constructor(db: PGlite, afterClose: (() => void) | undefined) {
     this.#db = db;
     this.#connection = new PGliteConnection(db);
+    this.#afterClose = afterClose;
   }
 
   async init(): Promise<void> {
@@ -85,19 +87,23 @@ class PGliteDriver implements Driver {
 
   async destroy(): Promise<void> {
     if (!this.#db.closed) await this.#db.close();
+    this.#afterClose?.();
   }
 }
 
 export class PGliteDialect implements Dialect {
   readonly #db: PGlite;
-  constructor(db: PGlite) {
+  readonly #afterClose: (() => void) | undefined;
+  /** `afterClose` runs once the database is closed (it releases the folder's lock). */
+  constructor(db: PGlite, afterClose?: () => void) {
     this.#db = db;
+    this.#afterClose = afterClose;
   }
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.#db);
+    return new PGliteDriver(this.#db, this.#afterClose);
   }
   createQueryCompiler() {
     return new PostgresQueryCompiler();
