@@ -4,7 +4,9 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import type { MasterKey } from './domain/crypto.ts';
 import type { Running } from './server/start.ts';
 import type { DB } from './store/database.ts';
 
@@ -25,15 +27,39 @@ Configuration comes from the environment: see README.md.`;
 
 class UsageError extends Error {}
 
-async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
-  const { migrate, openDatabase } = await import('./store/database.ts');
+/** Opens the database for one command (the embedded folder locked: store/data-dir-lock.ts) and closes it after `work`. */
+async function onDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
+  const { openDatabase } = await import('./store/database.ts');
   const { db } = await openDatabase(config, { oneShot: true }); // one command, then exit (store/database.ts)
   try {
-    await migrate(db);
     return await work(db);
   } finally {
     await db.destroy();
   }
+}
+
+/**
+ * A command that seals nothing: a configured master key the database does not know is refused before
+ * anything is written (server/master-key.ts), then the migrations, then `work`.
+ */
+async function withDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
+  const [{ migrate }, { checkMasterKey }] = await Promise.all([import('./store/database.ts'), import('./server/master-key.ts')]);
+  return onDatabase(config, async (db) => {
+    await checkMasterKey(db, config);
+    await migrate(db);
+    return work(db);
+  });
+}
+
+/** A command that seals data under the master key (`keys rotate`): the key checked, the migrations, the key bound, then `work`. */
+async function withMasterKey<T>(config: Config, log: Logger, work: (db: DB, key: MasterKey) => Promise<T>): Promise<T> {
+  const [{ migrate }, { openMasterKey }] = await Promise.all([import('./store/database.ts'), import('./server/master-key.ts')]);
+  return onDatabase(config, async (db) => {
+    const opened = await openMasterKey(db, config, log);
+    await migrate(db);
+    await opened.bind();
+    return work(db, opened.key);
+  });
 }
 
 async function requireInstance(db: DB): Promise<string> {
@@ -115,15 +141,10 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'keys': {
       if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
-      const [{ rotateNow }, { loadMasterKey }, { createLogger }] = await Promise.all([
-        import('./domain/keys.ts'),
-        import('./server/compose.ts'),
-        import('./server/request-context.ts'),
-      ]);
-      const log = createLogger(config.logLevel);
-      const kid = await withDatabase(config, async (db) => {
+      const [{ rotateNow }, { createLogger }] = await Promise.all([import('./domain/keys.ts'), import('./server/request-context.ts')]);
+      const kid = await withMasterKey(config, createLogger(config.logLevel), async (db, key) => {
         await requireInstance(db);
-        return rotateNow(db, loadMasterKey(config, log), config.signingAlg);
+        return rotateNow(db, key, config.signingAlg);
       });
       process.stdout.write(`published signing key ${kid}; it signs once every server has seen it (within seconds)\n`);
       return;

@@ -1,16 +1,12 @@
 /**
- * Composition: opens and migrates the database and builds the `Gatehouse` context (master key,
+ * Composition: opens the database, checks the master key against it before anything is written
+ * (server/master-key.ts), migrates, binds the key, and builds the `Gatehouse` context (master key,
  * instance, signing keys, directory, tokens, metrics, throttle) with the caches a change empties
- * (the discovery document, the CORS origins). The master key's loading is shared with the CLI
- * (commands.ts).
+ * (the discovery document, the CORS origins).
  */
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
-import { MasterKey } from '../domain/crypto.ts';
 import { Directory } from '../domain/directory.ts';
 import { FailureThrottle } from '../domain/failure-throttle.ts';
 import { KeyStore } from '../domain/keys.ts';
@@ -19,23 +15,8 @@ import { discoveryDocument } from '../oauth/discovery.ts';
 import { findFirstInstanceId } from '../store/instances.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createCors, type Cors } from './cors.ts';
+import { openMasterKey } from './master-key.ts';
 import { createMetrics } from './metrics.ts';
-
-/** The master key: from the environment, else generated once into the data dir (with a warning). */
-export function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>, log: Logger): MasterKey {
-  if (config.masterKey) return new MasterKey(config.masterKey);
-  const file = path.join(config.dataDir, 'master.key');
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(config.dataDir, { recursive: true });
-    fs.writeFileSync(file, randomUUIDKey(), { mode: 0o600, flag: 'wx' });
-    log.warn({ file }, 'GATEHOUSE_MASTER_KEY is not set: generated a master key into the data dir; set the variable in production');
-  }
-  return new MasterKey(fs.readFileSync(file, 'utf8').trim());
-}
-
-function randomUUIDKey(): string {
-  return Buffer.concat([Buffer.from(randomUUID().replaceAll('-', ''), 'hex'), Buffer.from(randomUUID().replaceAll('-', ''), 'hex')]).toString('base64');
-}
 
 export interface ComposeOptions {
   config: Config;
@@ -56,14 +37,26 @@ export interface Composition {
   close(): Promise<void>;
 }
 
-export async function compose({ config, log, prepare }: ComposeOptions): Promise<Composition> {
-  const { db } = await openDatabase(config);
+export async function compose(options: ComposeOptions): Promise<Composition> {
+  const { db } = await openDatabase(options.config);
+  try {
+    return await build(db, options);
+  } catch (error) {
+    await db.destroy(); // a start that fails leaves the database (and the embedded folder) free
+    throw error;
+  }
+}
+
+async function build(db: DB, { config, log, prepare }: ComposeOptions): Promise<Composition> {
+  // The key is checked before anything is written: migrations, first-run defaults, a bootstrap file, signing keys.
+  const opened = await openMasterKey(db, config, log);
   await migrate(db);
+  await opened.bind();
+  const masterKey = opened.key;
   await prepare?.(db);
   const instanceId = await findFirstInstanceId(db); // the instance this database serves (the first created)
   if (!instanceId) throw new Error('the database has no instance: run `gatehouse bootstrap FILE` or start without a bootstrap file');
 
-  const masterKey = loadMasterKey(config, log);
   const keys = new KeyStore(db, masterKey, {
     signingAlg: config.signingAlg,
     keyRotationSeconds: config.keyRotationSeconds,
