@@ -7,6 +7,7 @@ import { sql, type ExpressionBuilder, type SqlBool, type Expression } from 'kyse
 import type { DB } from './database.ts';
 import type { Database } from './schema.ts';
 import type { Page } from './list-query.ts';
+import { roleBeyond } from './users.ts';
 
 export async function setPasswordHash(db: DB, userId: string, passwordHash: string, at: Date): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash, changed_at: at }).where('id', '=', userId).execute();
@@ -50,10 +51,10 @@ export interface KeyQuery {
   /** Only keys of users of these organizations; undefined for every organization. */
   orgIds: readonly string[] | undefined;
   /**
-   * Leave out the keys of users holding an instance-wide role (any role without an organization, or
-   * an IAM_ role: domain/permissions.ts `isInstanceRole`), for callers with org-scoped roles only.
+   * For callers with org-scoped roles: leave out the keys of users holding a role beyond these
+   * organizations (instance-wide, or in another organization: store/users.ts `roleBeyond`).
    */
-  withoutInstanceRoleHolders: boolean;
+  rolesWithin: readonly string[] | undefined;
   filters: readonly KeyFilter[];
   sortBy: KeySortColumn;
   page: Page;
@@ -94,19 +95,7 @@ function keyConditions(query: KeyQuery) {
   return (eb: KeyScope): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [eb('users.instance_id', '=', query.instanceId), eb('users.kind', '=', 'machine')];
     if (query.orgIds !== undefined) conditions.push(query.orgIds.length === 0 ? sql<SqlBool>`false` : eb('users.org_id', 'in', query.orgIds));
-    if (query.withoutInstanceRoleHolders) {
-      conditions.push(
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('user_roles')
-              .select('user_roles.user_id')
-              .whereRef('user_roles.user_id', '=', 'users.id')
-              .where((r) => r.or([r('user_roles.scope_org_id', '=', ''), r('user_roles.role', 'like', 'IAM\\_%')])),
-          ),
-        ),
-      );
-    }
+    if (query.rolesWithin !== undefined) conditions.push(eb.not(eb.exists(roleBeyond(eb, query.rolesWithin))));
     for (const filter of query.filters) conditions.push(keyCondition(eb, filter));
     return eb.and(conditions);
   };

@@ -2,9 +2,9 @@
  * Users and their credentials: the `users` table (humans and machines, password and secret hashes,
  * the lockout counters), their roles (`user_roles`) and machine users' public keys (`machine_keys`).
  */
-import { sql, type Insertable, type RawBuilder, type Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
 import type { DB } from './database.ts';
-import type { UserKind, UserRow, UserState, UsersTable } from './schema.ts';
+import type { Database, UserKind, UserRow, UserState, UsersTable } from './schema.ts';
 
 /** The user with this id, whatever its instance. */
 export async function findUserById(db: DB, id: string): Promise<UserRow | undefined> {
@@ -320,8 +320,12 @@ export interface UserListScope {
   instanceId: string;
   /** Only users of these organizations; every organization of the instance when undefined. */
   orgIds: readonly string[] | undefined;
-  /** Leave out users holding an instance-wide role (what domain/permissions.ts `isInstanceRole` calls one). */
-  hideInstanceRoleHolders: boolean;
+  /**
+   * For callers with org-scoped roles: leave out users holding a role beyond these organizations (an
+   * instance-wide role, as domain/permissions.ts `isInstanceRole` calls one, or a role in another
+   * organization), whom such callers may not manage. Undefined: every user.
+   */
+  rolesWithin: readonly string[] | undefined;
   filter: UserFilter;
 }
 
@@ -336,6 +340,24 @@ const TEXT_COLUMNS: Record<Exclude<UserTextField, 'login_name'>, string> = {
   email: 'users.email',
   phone: 'users.phone',
 };
+
+/**
+ * A role of `users` row beyond `orgIds`: instance-wide (no organization, or an IAM_ role) or in
+ * another organization (domain/permissions.ts `rolesWithin`, as SQL for the lists).
+ */
+export function roleBeyond(eb: ExpressionBuilder<Database, 'users'>, orgIds: readonly string[]) {
+  return eb
+    .selectFrom('user_roles')
+    .select('user_roles.user_id')
+    .whereRef('user_roles.user_id', '=', 'users.id')
+    .where((r) =>
+      r.or([
+        r('user_roles.scope_org_id', '=', ''),
+        r('user_roles.role', 'like', 'IAM\\_%'),
+        ...(orgIds.length > 0 ? [r('user_roles.scope_org_id', 'not in', [...orgIds])] : [sql<SqlBool>`true`]),
+      ]),
+    );
+}
 
 /** `value` with LIKE's wildcards and escape character escaped (PostgreSQL's default escape is `\`). */
 function likeLiteral(value: string): string {
@@ -384,18 +406,7 @@ function scopedUsers(db: DB, scope: UserListScope) {
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .where('users.instance_id', '=', scope.instanceId)
     .$if(scope.orgIds !== undefined, (qb) => qb.where('users.org_id', 'in', scope.orgIds!.length > 0 ? [...scope.orgIds!] : ['']))
-    .$if(scope.hideInstanceRoleHolders, (qb) =>
-      qb.where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('user_roles')
-              .select('user_roles.user_id')
-              .whereRef('user_roles.user_id', '=', 'users.id')
-              .where((eb) => eb.or([eb('user_roles.scope_org_id', '=', ''), eb('user_roles.role', 'like', 'IAM\\_%')])),
-          ),
-        ),
-      ),
-    )
+    .$if(scope.rolesWithin !== undefined, (qb) => qb.where((eb) => eb.not(eb.exists(roleBeyond(eb, scope.rolesWithin!)))))
     .where(filterSql(scope.filter));
 }
 

@@ -155,7 +155,7 @@ export function machineMethods(gh: Gatehouse): MachineMethods {
       const { rows, total } = await listMachineKeysPage(gh.db, {
         instanceId: gh.instanceId,
         orgIds: listFilter(managed),
-        withoutInstanceRoleHolders: !managed.all,
+        rolesWithin: listFilter(managed),
         filters,
         sortBy,
         page,

@@ -161,7 +161,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
       const request = readListUsers(req);
-      const scope = { instanceId: gh.instanceId, orgIds: listFilter(managed), hideInstanceRoleHolders: !managed.all, filter: request.filter };
+      const scope = { instanceId: gh.instanceId, orgIds: listFilter(managed), rolesWithin: listFilter(managed), filter: request.filter };
       const sequence = await latestSequence(gh.db);
       const [total, rows] = await Promise.all([countUsers(gh.db, scope), listUsers(gh.db, scope, request)]);
       return { details: listDetails(total, sequence), sortingColumn: req.sortingColumn, result: rows.map((row) => userMessage(row)) };

@@ -22,7 +22,7 @@
  * too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target). Every exchange is
  * an audit event.
  */
-import { holdsInstanceRole } from '../../domain/permissions.ts';
+import { rolesWithin } from '../../domain/permissions.ts';
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/directory.ts';
 import { TOKEN_EXCHANGE } from '../../domain/grant-types.ts';
@@ -109,13 +109,16 @@ function parse({ params, lists }: GrantContext): ExchangeRequest {
   };
 }
 
-/** Whether `actor` holds an impersonation role over `subject` (the switch aside). */
+/**
+ * Whether `actor` holds an impersonation role over `subject` (the switch aside): instance-wide, or
+ * in the subject's organization when every role the subject holds lies in organizations where the
+ * actor impersonates too (an organization's impersonator must not become another organization's
+ * owner by acting as a user who owns it).
+ */
 function hasImpersonationRole(actor: User, subject: User): boolean {
-  return actor.roles.some(
-    (grant) =>
-      grant.role === 'IAM_ADMIN_IMPERSONATOR' ||
-      (grant.role === 'ORG_ADMIN_IMPERSONATOR' && (grant.orgId || actor.orgId) === subject.orgId && !holdsInstanceRole(subject)), // SPEC 10.13
-  );
+  if (actor.roles.some((grant) => grant.role === 'IAM_ADMIN_IMPERSONATOR')) return true;
+  const orgs = new Set(actor.roles.filter((grant) => grant.role === 'ORG_ADMIN_IMPERSONATOR').map((grant) => grant.orgId || actor.orgId));
+  return orgs.has(subject.orgId) && rolesWithin(subject, orgs);
 }
 
 /** Whether `actor` may act as `subject` of its own choosing: itself, or by role with the switch on. */
