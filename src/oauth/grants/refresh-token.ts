@@ -3,7 +3,9 @@
  * every use: the presented one is marked used under a row lock and a new one of the same family is
  * issued in the same transaction. Presenting a used one again revokes the whole family (RFC 9700
  * §4.14.2). `scope` may narrow the original grant for this access token, never widen it. A family
- * from a sign-in without the authenticator app stops once the user has a ready one (SPEC 10.4).
+ * from a sign-in without the authenticator app stops once the user has a ready one, and every
+ * refresh checks the project's access rules as a sign-in does; the new tokens carry the user's
+ * roles as they are now.
  */
 import type { Gatehouse } from '../../context.ts';
 import { sha256 } from '../../domain/crypto.ts';
@@ -15,6 +17,7 @@ import type { TokenRow } from '../../store/schema.ts';
 import { findRefreshTokenByHash, lockTokenUse, markTokenUsed } from '../../store/tokens.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, required } from '../../http/form.ts';
+import { projectAccessRefusal } from '../project-access.ts';
 import { checkScopes, parseScope } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { stillExchangeable } from './token-exchange.ts';
@@ -95,6 +98,9 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   if (!(await activeTokenUser(gh.directory, gh.instanceId, { sub: family.subject, actor: family.actor, issuedAt: row.created_at }))) {
     throw new InvalidGrant('the grant was ended: its user or an actor was deactivated, locked or had its password reset since');
   }
+  // the project's rules, as at a sign-in: a role taken away or a switch turned on stops the family
+  const refusal = await projectAccessRefusal(gh, app, user);
+  if (refusal !== undefined) throw new InvalidGrant(refusal);
   if (family.exchangedAs) await stillExchangeable(gh, app, family);
   // an exchanged family's session is its authority's: the subject's, or the impersonator's
   await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);

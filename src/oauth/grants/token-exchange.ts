@@ -34,6 +34,7 @@ import { liveFamilyEnd } from '../../store/tokens.ts';
 import { cappedLifetime } from '../../domain/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
+import { projectAccessRefusal } from '../project-access.ts';
 import { optional, required } from '../../http/form.ts';
 import { checkScopes, parseScope, type GrantedScopes } from '../scopes.ts';
 import {
@@ -229,6 +230,9 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   // validate
   const { subject, actor, shape, actorMayImpersonate } = await presented(gh, request, { app, method: client!.method }, endpointUrl);
   const authority = shape === 'impersonation' ? actor! : subject;
+  // the tokens are the subject's at this client: the project's rules apply as at a sign-in
+  const refusal = await projectAccessRefusal(gh, app, subject.user);
+  if (refusal !== undefined) throw new InvalidGrant(refusal);
   const granted = await checkScopes(gh, request.scopes, app.orgId);
   checkExchangeScopes(granted.scopes, subject, authority);
   const audience = checkAudience(request.audience, subject, actor && actorMayImpersonate ? actor.audience : []);
