@@ -8,6 +8,8 @@
  *   administrator's unlock does), so codes tried here cannot wipe failures counted at the login.
  * - Removing a ready factor needs a token from a sign-in that used it (SPEC 10.4). A token someone
  *   acts with (RFC 8693 `act`) never qualifies: its `amr` may be the actor's sign-in, not the user's.
+ * - Setting one up (add and verify) needs a sign-in of the user's own within the last 10 minutes
+ *   that used every factor it has (domain/fresh-sign-in.ts).
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -17,12 +19,20 @@ import type { ObjectDetailsSchema } from '../../gen/zitadel/object_pb.js';
 import type { Gatehouse } from '../context.ts';
 import type { ChangeDetails } from '../domain/events.ts';
 import { countFailedAttempt } from '../domain/lockout.ts';
-import { addOtpFactor, OTP_AMR, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
+import { addOtpFactor, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
 import { creatorOf, type Principal } from '../domain/principal.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
+import { requireFreshSignIn } from './user-v2/credentials-common.ts';
 
 export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService> {
+  /** The caller, who sets up an authenticator app only with a recent sign-in that used every factor it has. */
+  async function freshHumanCaller(ctx: HandlerContext, step: 'add' | 'verify'): Promise<OtpUser> {
+    const user = await humanCaller(ctx);
+    if (await otpSetupWouldAdd(gh.db, user.id, step)) await requireFreshSignIn(gh.db, requirePrincipal(ctx), 'self');
+    return user;
+  }
+
   async function humanCaller(ctx: HandlerContext): Promise<OtpUser> {
     const principal = requirePrincipal(ctx);
     if (principal.kind !== 'human') throw apiError(Code.FailedPrecondition, 'AUTH-OTP-Machine', 'machine users have no OTP factor');
@@ -34,7 +44,7 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
 
   return {
     async addMyAuthFactorOTP(_req, ctx) {
-      const user = await humanCaller(ctx);
+      const user = await freshHumanCaller(ctx, 'add');
       const result = await addOtpFactor(gh, user);
       if (result.kind === 'exists') throw apiError(Code.AlreadyExists, 'AUTH-OTP-Exists', 'an OTP factor is already set up');
       const { url, secret, details } = result.otp;
@@ -42,7 +52,7 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
     },
 
     async verifyMyAuthFactorOTP(req, ctx) {
-      const user = await humanCaller(ctx);
+      const user = await freshHumanCaller(ctx, 'verify');
       const now = new Date();
       const result = await verifyOtpFactor(gh, user, req.code.trim(), now, (trx) => countFailedAttempt(gh, { user, factor: 'otp' }, now, trx));
       switch (result.kind) {

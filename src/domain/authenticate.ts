@@ -29,6 +29,7 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
       tokenId: claims.jti,
       actorId: actorChain(claims.actor)?.[0],
       amr: claims.amr ?? [],
+      authTime: claims.authTime,
     };
   };
 }

@@ -179,6 +179,16 @@ export async function removeOtpFactor(gh: Gatehouse, user: OtpUser, usedFactor: 
 }
 
 /** Whether the user has a verified factor (the login UI then asks for a code after the password). */
+/**
+ * Whether setting up an authenticator app for the user would add a credential: an add while a ready
+ * one exists, or a verification with nothing pending, changes nothing (AlreadyExists, NotFound or
+ * FailedPrecondition), and the answer may tell the user so without a fresh sign-in.
+ */
+export async function otpSetupWouldAdd(db: DB, userId: string, step: 'add' | 'verify'): Promise<boolean> {
+  const state = await findOtpFactorState(db, userId);
+  return step === 'add' ? state !== 'ready' : state === 'unverified';
+}
+
 export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
   return hasReadyOtpFactor(db, userId);
 }

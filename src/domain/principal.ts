@@ -26,6 +26,8 @@ export interface Principal {
    * With an actor, it may describe the actor's sign-in (impersonation), not the user's.
    */
   amr?: readonly string[] | undefined;
+  /** When the sign-in behind the token happened (the token's `auth_time`); absent for machine grants. */
+  authTime?: Date | undefined;
 }
 
 /** Who makes a change the principal asks for, for the event's creator: the actor, if someone acts for the user. */

@@ -696,7 +696,9 @@ describe('odd user ids as subject_token', () => {
 
 describe('the API with an impersonation token', () => {
   // The API wants its audience in every token (SPEC 10.5): the actor's token carries the API scope, and so does the exchange.
-  it('AuthService AddMyAuthFactorOTP adds the factor for the subject, not the actor', async () => {
+  // A credential is set up only by the user's own recent sign-in: an impersonator must not leave a
+  // second factor of its own choosing on the account it acted as.
+  it('AuthService AddMyAuthFactorOTP refuses an impersonation token: no factor for the subject, none for the actor', async () => {
     const { db } = server.running.gh;
     const factors = (userId: string) => db.selectFrom('otp_factors').select(['user_id', 'state']).where('user_id', '=', userId).execute();
     expect(await factors(USERS.carol)).toEqual([]);
@@ -704,21 +706,12 @@ describe('the API with an impersonation token', () => {
     const tokens = await exchange(byUserId(USERS.carol, actor, `openid ${API_SCOPE}`, { requested_token_type: TYPE.jwt }));
 
     const auth = createClient(AuthService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1' }));
-    const added = await auth.addMyAuthFactorOTP({}, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-    expect(added.url).toContain(`:${encodeURIComponent('carol@acme.test')}?`);
-    expect(added.secret).toMatch(/^[A-Z2-7]{32}$/);
-
-    expect(await factors(USERS.carol)).toEqual([{ user_id: USERS.carol, state: 'unverified' }]);
+    const refused = await auth.addMyAuthFactorOTP({}, { headers: { authorization: `Bearer ${tokens.access_token}` } }).catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.PermissionDenied);
+    expect((refused as ConnectError).rawMessage).toMatch(/sign in again/);
+    expect(await factors(USERS.carol)).toEqual([]);
     expect(await factors(USERS.iamImpersonator)).toEqual([]);
-
-    // the change is the subject's, made by the impersonator: the event names who acted
-    const event = await db
-      .selectFrom('events')
-      .select(['aggregate_id', 'creator'])
-      .where('event_type', '=', 'user.human.mfa.otp.added')
-      .where('sequence', '=', String(added.details!.sequence))
-      .executeTakeFirstOrThrow();
-    expect(event).toEqual({ aggregate_id: USERS.carol, creator: USERS.iamImpersonator });
   });
 
   // issue 9 item 5 / SPEC 10.4: the amr of an impersonation is the impersonator's sign-in, not the user's
@@ -736,9 +729,13 @@ describe('the API with an impersonation token', () => {
     const tokens = await exchange(byUserId(USERS.carol, actor.access_token, `openid ${API_SCOPE}`, { requested_token_type: TYPE.jwt }));
     expect(decodeJwt(tokens.access_token)['amr']).toEqual(['pwd', 'otp', 'mfa']);
     const auth = createClient(AuthService, createConnectTransport({ baseUrl: server.url, httpVersion: '1.1' }));
+    // carol sets the factor up herself, with a fresh sign-in of her own
+    const own = await signedInCode(server, { clientId: EXCHANGE_APP, redirectUri: EXCHANGE_CALLBACK, scopes: ['openid', API_SCOPE], userId: USERS.carol, pkce: true });
+    const carol = await client.authorizationCodeGrant(await exchangeConfig(), own.callback, { expectedState: own.state, expectedNonce: own.nonce, pkceCodeVerifier: own.verifier! });
+    const carolHeaders = { headers: { authorization: `Bearer ${carol.access_token}` } };
+    const { secret } = await auth.addMyAuthFactorOTP({}, carolHeaders);
+    await auth.verifyMyAuthFactorOTP({ code: codeFor(secret) }, carolHeaders);
     const headers = { headers: { authorization: `Bearer ${tokens.access_token}` } };
-    const { secret } = await auth.addMyAuthFactorOTP({}, headers); // replaces the unverified one of the test before
-    await auth.verifyMyAuthFactorOTP({ code: codeFor(secret) }, headers);
     const refused = await auth.removeMyAuthFactorOTP({}, headers).catch((e: unknown) => ConnectError.from(e));
     expect(refused).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.PermissionDenied);

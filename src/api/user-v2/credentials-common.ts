@@ -3,6 +3,7 @@ import { Code, type ConnectError } from '@connectrpc/connect';
 import { MailLimitReached } from '../../domain/email-codes.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
 import type { EmailCodeUser } from '../../domain/email-codes.ts';
+import { mayAddCredential } from '../../domain/fresh-sign-in.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
@@ -23,6 +24,21 @@ export function requireHuman(row: UserRow): void {
 /** Keys and secrets: machine users only. */
 export function requireMachine(row: UserRow): void {
   if (row.kind !== 'machine') throw apiError(Code.FailedPrecondition, 'USER-Human', 'only machine users have keys and secrets');
+}
+
+/**
+ * A user adding a sign-in credential for itself (a passkey, an authenticator app) needs a recent
+ * sign-in of its own that used every factor it has (domain/fresh-sign-in.ts); PermissionDenied
+ * otherwise. Administrators acting on another user are not asked.
+ */
+export async function requireFreshSignIn(db: DB, principal: Principal, access: 'self' | 'manage'): Promise<void> {
+  if (access !== 'self') return;
+  if (await mayAddCredential(db, principal)) return;
+  throw apiError(
+    Code.PermissionDenied,
+    'USER-SignInAgain',
+    'adding a sign-in method needs a sign-in of your own within the last 10 minutes that used every factor you have: sign in again',
+  );
 }
 
 /** SPEC 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */

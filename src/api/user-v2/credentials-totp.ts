@@ -5,6 +5,8 @@
  * or an administrator of it. Machine users have none (FailedPrecondition).
  *
  * - Wrong codes count towards the user's lockout (SPEC 10.3); while it is locked no code is checked.
+ * - The user itself sets one up only with a recent sign-in that used every factor it has
+ *   (domain/fresh-sign-in.ts); an administrator acting on another user is not asked.
  * - SPEC 10.4: the user itself removes a ready factor only with a token from a sign-in that used it
  *   (and no one acting for it); an administrator acting on another user removes it without (a lost
  *   authenticator is what it is there for).
@@ -15,13 +17,13 @@ import { AuthenticationMethodType, type UserService } from '../../../gen/zitadel
 import type { Gatehouse } from '../../context.ts';
 import { latestSequence } from '../../domain/events.ts';
 import { countFailedAttempt } from '../../domain/lockout.ts';
-import { addOtpFactor, hasReadyOtp, OTP_AMR, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../../domain/otp.ts';
+import { addOtpFactor, hasReadyOtp, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../../domain/otp.ts';
 import { hasReadyPasskey } from '../../domain/passkeys.ts';
 import { creatorOf, type Principal } from '../../domain/principal.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails, listDetails } from '../management/details.ts';
-import { fieldError, lockedError, requireHuman } from './credentials-common.ts';
+import { fieldError, lockedError, requireFreshSignIn, requireHuman } from './credentials-common.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
 
 type TotpMethods = Pick<ServiceImpl<typeof UserService>, 'registerTOTP' | 'verifyTOTPRegistration' | 'removeTOTP' | 'listAuthenticationMethodTypes'>;
@@ -43,7 +45,9 @@ export function totpMethods(gh: Gatehouse): TotpMethods {
 
   return {
     async registerTOTP(req, ctx) {
-      const { user } = await otpTarget(requirePrincipal(ctx), req.userId);
+      const principal = requirePrincipal(ctx);
+      const { target, user } = await otpTarget(principal, req.userId);
+      if (await otpSetupWouldAdd(gh.db, user.id, 'add')) await requireFreshSignIn(gh.db, principal, target.access);
       const result = await addOtpFactor(gh, user);
       if (result.kind === 'exists') throw apiError(Code.AlreadyExists, 'USER-TOTPExists', 'the user already has a verified authenticator app (TOTP)');
       const { url, secret, details } = result.otp;
@@ -53,7 +57,9 @@ export function totpMethods(gh: Gatehouse): TotpMethods {
     async verifyTOTPRegistration(req, ctx) {
       const code = req.code.trim();
       if (code === '') throw fieldError('code', 'is required');
-      const { user } = await otpTarget(requirePrincipal(ctx), req.userId);
+      const principal = requirePrincipal(ctx);
+      const { target, user } = await otpTarget(principal, req.userId);
+      if (await otpSetupWouldAdd(gh.db, user.id, 'verify')) await requireFreshSignIn(gh.db, principal, target.access);
       const now = new Date();
       const result = await verifyOtpFactor(gh, user, code, now, (trx) => countFailedAttempt(gh, { user, factor: 'otp' }, now, trx));
       switch (result.kind) {

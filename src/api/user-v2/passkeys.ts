@@ -2,7 +2,8 @@
  * zitadel.user.v2 RegisterPasskey, VerifyPasskeyRegistration, ListPasskeys, RemovePasskey and
  * CreatePasskeyRegistrationLink (SPEC §11, 10.1, 10.2, 10.13), over domain/passkeys.ts:
  *
- * - The user itself or an administrator of it (target.ts); machine users have no passkeys
+ * - The user itself or an administrator of it (target.ts); the user itself adds one only with a
+ *   recent sign-in that used every factor it has (domain/fresh-sign-in.ts); machine users have no passkeys
  *   (FailedPrecondition). With passkeys disabled (an IP-address external URL) every call is
  *   FailedPrecondition saying why.
  * - RegisterPasskey returns the creation options as ZITADEL does, `{"publicKey": {...}}` with
@@ -32,7 +33,7 @@ import { TemplateError } from '../../mail/template.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails, listDetails } from '../management/details.ts';
-import { codeMailError, codeRecipient, fieldError, requireHuman } from './credentials-common.ts';
+import { codeMailError, codeRecipient, fieldError, requireFreshSignIn, requireHuman } from './credentials-common.ts';
 import { targetUser, userNotFound } from './target.ts';
 
 type PasskeyMethods = Pick<
@@ -114,6 +115,13 @@ export function passkeyMethods(gh: Gatehouse): PasskeyMethods {
     return { access: target.access, user };
   }
 
+  /** The user a passkey is added to without a code: the user itself needs a fresh, full sign-in. */
+  async function freshTarget(principal: Principal, userId: string): Promise<PasskeyUser> {
+    const { access, user } = await passkeyTarget(principal, userId);
+    await requireFreshSignIn(gh.db, principal, access);
+    return user;
+  }
+
   /** The user of a registration started with a code: no permission needed, one answer for every miss. */
   async function codeTarget(userId: string): Promise<PasskeyUser> {
     const user = userId === '' ? undefined : await loadPasskeyUser(gh.db, gh.instanceId, userId);
@@ -128,7 +136,7 @@ export function passkeyMethods(gh: Gatehouse): PasskeyMethods {
       if (req.domain !== '' && req.domain.toLowerCase() !== rpId) throw fieldError('domain', `must be empty or ${rpId}, the relying party id of this server`);
       const wanted = attachment(req.authenticator);
       const code = givenCode(req.code);
-      const user = code === undefined ? (await passkeyTarget(principal, req.userId)).user : await codeTarget(req.userId);
+      const user = code === undefined ? await freshTarget(principal, req.userId) : await codeTarget(req.userId);
       const result = await startPasskeyRegistration(gh, user, {
         attachment: wanted,
         creator: creatorOf(principal),
@@ -146,7 +154,7 @@ export function passkeyMethods(gh: Gatehouse): PasskeyMethods {
       const name = requiredText(req.passkeyName, 'passkeyName');
       if (req.publicKeyCredential === undefined) throw fieldError('publicKeyCredential', 'is required');
       const byCode = req.userId !== '' && (await startedWithCodeBy(gh.db, req.userId, passkeyId, principal.userId));
-      const user = byCode ? await codeTarget(req.userId) : (await passkeyTarget(principal, req.userId)).user;
+      const user = byCode ? await codeTarget(req.userId) : await freshTarget(principal, req.userId);
       const result = await finishPasskeyRegistration(gh, user, { passkeyId, credential: req.publicKeyCredential, name, creator: creatorOf(principal) });
       switch (result.kind) {
         case 'verified':

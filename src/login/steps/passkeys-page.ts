@@ -5,8 +5,10 @@
  *   redirect URI is this page) and sends the browser to the login name step; once signed in, the
  *   browser comes back here (see startSignIn).
  * - Several signed-in users: the page asks which one (`?userID=` names it).
- * - Listing needs a session; adding and removing need a sign-in within the last 10 minutes, else the
- *   page offers "Sign in again" (a sign-in with prompt=login for that user).
+ * - Listing needs a session that used every factor the user has (a password-only session from before
+ *   the user's authenticator app counts as none, as at single sign-on); adding and removing need that
+ *   sign-in to be within the last 10 minutes (domain/fresh-sign-in.ts), else the page offers
+ *   "Sign in again" (a sign-in with prompt=login for that user).
  * - Adding: the script asks POST /ui/login/passkeys/options for the options (a pending
  *   registration), lets the browser create the credential and posts it here with its name.
  * - A registration link (CreatePasskeyRegistrationLink: `?userID=&codeID=&code=`) needs no sign-in:
@@ -21,6 +23,8 @@ import { createAuthRequest } from '../../domain/auth-requests.ts';
 import { relyingParty } from '../../domain/passkey-party.ts';
 import { finishPasskeyRegistration, startedWithCodeBy, startPasskeyRegistration } from '../../domain/passkey-registration.ts';
 import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyInfo, type PasskeyUser } from '../../domain/passkeys.ts';
+import { recentSignIn } from '../../domain/fresh-sign-in.ts';
+import { sessionMeetsFactors } from '../../domain/otp.ts';
 import { activeSessions, type UserSession } from '../../domain/sessions.ts';
 import { browserHashOf, browserOf } from '../../http/browser.ts';
 import { showErrorPage } from '../../http/error-page.ts';
@@ -38,8 +42,6 @@ import { passkeyScript, sendScriptedPage } from '../passkey-page.ts';
 
 export const PASSKEYS_PAGE_PATH = `${LOGIN_UI_PATH}/passkeys`;
 const OPTIONS_PATH = `${PASSKEYS_PAGE_PATH}/options`;
-/** SPEC §11: adding or removing a passkey needs a sign-in this recent. */
-const FRESH_MS = 10 * 60_000;
 /** As the API's passkeyName (1–200 characters). */
 const MAX_NAME = 200;
 /** Longest code id or code looked at (as the API's limit on these fields). */
@@ -83,6 +85,8 @@ async function accountsOf(gh: Gatehouse, req: Request): Promise<Account[]> {
   if (browser === undefined) return [];
   const accounts: Account[] = [];
   for (const session of await activeSessions(gh.db, gh.instanceId, browser)) {
+    // a session from before the user's authenticator app answers for nobody (as at single sign-on)
+    if (!(await sessionMeetsFactors(gh.db, session))) continue;
     const user = await loadPasskeyUser(gh.db, gh.instanceId, session.userId);
     if (user !== undefined && user.kind === 'human' && user.state === 'active') accounts.push({ session, user });
   }
@@ -98,8 +102,9 @@ async function contextOf(gh: Gatehouse, req: Request, locales: string[]): Promis
   return { m: messagesOf(req, locales), locales, accounts: await accountsOf(gh, req) };
 }
 
+/** Adding or removing a passkey here needs a recent sign-in (the page lists only sessions that used every factor). */
 function isFresh(session: UserSession, now = Date.now()): boolean {
-  return now - session.authTime.getTime() <= FRESH_MS;
+  return recentSignIn(session, now);
 }
 
 function pagePath(userId?: string): string {
