@@ -142,7 +142,8 @@ export async function closeAuthRequest(db: DB, id: string): Promise<void> {
 export type CodeExchange =
   | { kind: 'valid'; request: AuthRequest; grantId: string }
   | { kind: 'reused'; grantId: string }
-  | { kind: 'invalid' };
+  | { kind: 'unknown' }
+  | { kind: 'expired' };
 
 /**
  * Consumes a code exactly once (a row lock makes concurrent exchanges of one code see each other).
@@ -153,11 +154,11 @@ export type CodeExchange =
 export async function consumeCode(db: DB, code: string, vet: (request: AuthRequest) => void, now = new Date()): Promise<CodeExchange> {
   return db.transaction().execute(async (trx) => {
     const row = await findAuthRequestByCodeForUpdate(trx, sha256(code));
-    if (!row || !row.grant_id) return { kind: 'invalid' };
+    if (!row || !row.grant_id) return { kind: 'unknown' };
     const request = toAuthRequest(row);
     vet(request);
     if (row.code_used_at) return { kind: 'reused', grantId: row.grant_id };
-    if (!row.code_expires_at || row.code_expires_at <= now) return { kind: 'invalid' };
+    if (!row.code_expires_at || row.code_expires_at <= now) return { kind: 'expired' };
     await markCodeUsed(trx, row.id, now);
     return { kind: 'valid', request, grantId: row.grant_id };
   });

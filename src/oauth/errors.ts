@@ -1,9 +1,10 @@
 /**
  * The OAuth endpoints' errors (RFC 6749 §5.2, RFC 6750 §3.1), the rest of the one OAuth error
  * hierarchy whose base lives in http/errors.ts (form parsing and the login UI raise it too). For
- * invalid_grant, invalid_client and invalid_token the public description is generic so that nothing
- * about other clients' grants leaks; the reason goes to `detail`. OAuth code imports every error
- * from here, the base and invalid_request included.
+ * invalid_client and invalid_token the public description is generic so that nothing about other
+ * clients' grants leaks; the reason goes to `detail`. invalid_grant says why only in the words of
+ * `GRANT_REFUSALS` below. OAuth code imports every error from here, the base and invalid_request
+ * included.
  */
 import { OAuthError } from '../http/errors.ts';
 
@@ -18,9 +19,33 @@ export class InvalidClient extends OAuthError {
   }
 }
 
+/**
+ * Everything invalid_grant may say to a client, as fixed text. A reason is told only to the client
+ * the grant belongs to, once it has authenticated and the grant is its own, and only what that
+ * client knows already or needs to repair its own request (its verifier, its redirect URI, whether
+ * its code is spent): a code of another client, of another instance and no code at all read alike,
+ * so the endpoint is no oracle for other clients' codes. Grants that say nothing more (refresh
+ * tokens, assertions, token exchange) keep `generic`.
+ */
+export const GRANT_REFUSALS = {
+  generic: 'grant request is invalid',
+  codeUnknown: 'code is unknown, or was issued to another client',
+  codeExpired: 'code has expired',
+  codeUsed: 'code was already used; the tokens it issued are revoked',
+  redirectUri: 'redirect_uri does not match the authorization request',
+  verifierMissing: 'code_verifier is required: the authorization request had a code_challenge',
+  verifierMalformed: 'code_verifier must be 43 to 128 printable ASCII characters',
+  verifierWrong: 'code_verifier does not match the code_challenge',
+  verifierUnexpected: 'code_verifier was sent, but the authorization request had no code_challenge',
+  pkceRequired: 'a public client must use PKCE',
+  signInEnded: 'the sign-in of the code has ended',
+} as const;
+
+export type GrantRefusal = keyof typeof GRANT_REFUSALS;
+
 export class InvalidGrant extends OAuthError {
-  constructor(detail: string) {
-    super('invalid_grant', 400, 'grant request is invalid', detail);
+  constructor(detail: string, refusal: GrantRefusal = 'generic') {
+    super('invalid_grant', 400, GRANT_REFUSALS[refusal], detail);
   }
 }
 

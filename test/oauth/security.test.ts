@@ -189,11 +189,13 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
   });
 
   // issue 9 item 15 / SPEC 10.15: the foreign client's refusal says nothing about the code
-  it('the foreign client’s answer is the generic invalid_grant', async () => {
+  it('the foreign client’s answer is the one for an unknown code', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const reply = await postForm(tokenUrl, { grant_type: 'authorization_code', code: signedIn.code, redirect_uri: WEB_CALLBACK, client_id: 'shop-post', client_secret: SECRETS.post });
     expect(reply.status).toBe(400);
-    expect(reply.json).toEqual(INVALID_GRANT);
+    const unknown = await postForm(tokenUrl, { grant_type: 'authorization_code', code: 'no-such-code', redirect_uri: WEB_CALLBACK, client_id: 'shop-post', client_secret: SECRETS.post });
+    expect(reply.json).toEqual(unknown.json);
+    expect(reply.json).toEqual({ error: 'invalid_grant', error_description: 'code is unknown, or was issued to another client' });
     expect((await redeem(await web(), signedIn)).claims()?.sub).toBe(IDS.alice);
   });
 
@@ -210,7 +212,7 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
   it('the rightful client with another redirect_uri gets invalid_grant and may still redeem the code properly', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const reply = await postForm(tokenUrl, { grant_type: 'authorization_code', code: signedIn.code, redirect_uri: 'http://localhost:3000/other' }, { authorization: basic('shop-web', SECRETS.web) });
-    expect(reply.json).toEqual(INVALID_GRANT);
+    expect(reply.json).toEqual({ error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
     expect((await redeem(await web(), signedIn)).claims()?.sub).toBe(IDS.alice);
   });
 

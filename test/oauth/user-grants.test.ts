@@ -88,6 +88,9 @@ async function introspect(token: string): Promise<Record<string, unknown>> {
 }
 
 const INVALID_GRANT = { error: 'invalid_grant', error_description: 'grant request is invalid' };
+/** invalid_grant with the reason the code's own client may hear (oauth/errors.ts GRANT_REFUSALS). */
+const refused = (description: string) => ({ error: 'invalid_grant', error_description: description });
+const UNKNOWN_CODE = refused('code is unknown, or was issued to another client');
 
 describe('grant_type=authorization_code', () => {
   it('a confidential client (client_secret_basic) gets a JWT access token and a strict ID token', async () => {
@@ -156,7 +159,7 @@ describe('grant_type=authorization_code', () => {
     expect(await introspect(first.access_token)).toMatchObject({ active: true });
     const again = await postForm(tokenUrl, { grant_type: 'authorization_code', code: signedIn.code, redirect_uri: WEB_CALLBACK }, { authorization: basic('shop-web', SECRETS.web) });
     expect(again.status).toBe(400);
-    expect(again.json).toEqual(INVALID_GRANT);
+    expect(again.json).toEqual(refused('code was already used; the tokens it issued are revoked'));
     expect(await introspect(first.access_token)).toEqual({ active: false });
     const refresh = await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }, { authorization: basic('shop-web', SECRETS.web) });
     expect(refresh.json).toEqual(INVALID_GRANT);
@@ -169,7 +172,7 @@ describe('grant_type=authorization_code', () => {
     it('an unknown code is invalid_grant', async () => {
       const reply = await postForm(tokenUrl, grant('no-such-code'), webAuth());
       expect(reply.status).toBe(400);
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(UNKNOWN_CODE);
     });
 
     it('a missing redirect_uri is invalid_request', async () => {
@@ -184,26 +187,26 @@ describe('grant_type=authorization_code', () => {
     ])('%s is invalid_grant', async (_name, redirectUri) => {
       const { code } = await signIn({ clientId: 'shop-web', redirectUri: WEB_CALLBACK, scopes: ['openid'] });
       const reply = await postForm(tokenUrl, grant(code, { redirect_uri: redirectUri }), webAuth());
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused('redirect_uri does not match the authorization request'));
     });
 
-    it('a code of another client is invalid_grant', async () => {
+    it('a code of another client is invalid_grant, worded as an unknown code', async () => {
       const { code } = await signIn({ clientId: 'shop-web', redirectUri: WEB_CALLBACK, scopes: ['openid'] });
       const reply = await postForm(tokenUrl, { ...grant(code), client_id: 'shop-post', client_secret: SECRETS.post });
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(UNKNOWN_CODE);
     });
 
     it('an expired code is invalid_grant', async () => {
       const { code } = await signIn({ clientId: 'shop-web', redirectUri: WEB_CALLBACK, scopes: ['openid'], codeAt: new Date(Date.now() - 11 * 60_000) });
       const reply = await postForm(tokenUrl, grant(code), webAuth());
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused('code has expired'));
     });
 
     it('a code whose session has ended is invalid_grant', async () => {
       const signedIn = await signIn({ clientId: 'shop-web', redirectUri: WEB_CALLBACK, scopes: ['openid'] });
       await endBrowserSessions(server.running.gh.db, server.running.gh.instanceId, signedIn.browser);
       const reply = await postForm(tokenUrl, grant(signedIn.code), webAuth());
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused('the sign-in of the code has ended'));
     });
 
     const spaGrant = (signedIn: SignedIn, verifier: string | undefined) => ({
@@ -214,27 +217,37 @@ describe('grant_type=authorization_code', () => {
       ...(verifier !== undefined ? { code_verifier: verifier } : {}),
     });
 
+    const WRONG_VERIFIER = 'code_verifier does not match the code_challenge';
+    const MALFORMED_VERIFIER = 'code_verifier must be 43 to 128 printable ASCII characters';
     it.each([
-      ['a wrong code_verifier', () => client.randomPKCECodeVerifier()],
-      ['a missing code_verifier', () => undefined],
-      ['a malformed code_verifier', () => 'short'],
-    ])('%s is invalid_grant', async (_name, verifier) => {
+      ['a wrong code_verifier', () => client.randomPKCECodeVerifier(), WRONG_VERIFIER],
+      ['a wrong code_verifier in standard base64', () => Buffer.alloc(32, 0xfb).toString('base64'), WRONG_VERIFIER],
+      ['the challenge itself as the verifier (what plain would compare)', () => 'CHALLENGE', WRONG_VERIFIER],
+      ['a missing code_verifier', () => undefined, 'code_verifier is required: the authorization request had a code_challenge'],
+      ['a code_verifier of 42 characters', () => 'a'.repeat(42), MALFORMED_VERIFIER],
+      ['a code_verifier of 129 characters', () => 'a'.repeat(129), MALFORMED_VERIFIER],
+      ['a code_verifier with a space', () => `${'a'.repeat(21)} ${'a'.repeat(21)}`, MALFORMED_VERIFIER],
+      ['a code_verifier with a character beyond ASCII', () => `${'a'.repeat(42)}é`, MALFORMED_VERIFIER],
+    ])('%s is invalid_grant, and the code stays redeemable', async (_name, verifier, description) => {
       const signedIn = await signIn({ clientId: 'shop-spa', redirectUri: SPA_CALLBACK, scopes: ['openid'], pkce: true });
-      const reply = await postForm(tokenUrl, spaGrant(signedIn, verifier()));
+      const challenge = await client.calculatePKCECodeChallenge(signedIn.verifier!);
+      const given = verifier();
+      const reply = await postForm(tokenUrl, spaGrant(signedIn, given === 'CHALLENGE' ? challenge : given));
       expect(reply.status).toBe(400);
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused(description));
+      expect((await postForm(tokenUrl, spaGrant(signedIn, signedIn.verifier))).status).toBe(200);
     });
 
     it('a code_verifier without a code_challenge is invalid_grant', async () => {
       const { code } = await signIn({ clientId: 'shop-web', redirectUri: WEB_CALLBACK, scopes: ['openid'] });
       const reply = await postForm(tokenUrl, grant(code, { code_verifier: client.randomPKCECodeVerifier() }), webAuth());
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused('code_verifier was sent, but the authorization request had no code_challenge'));
     });
 
     it('a public client without PKCE is invalid_grant', async () => {
       const signedIn = await signIn({ clientId: 'shop-spa', redirectUri: SPA_CALLBACK, scopes: ['openid'] });
       const reply = await postForm(tokenUrl, spaGrant(signedIn, undefined));
-      expect(reply.json).toEqual(INVALID_GRANT);
+      expect(reply.json).toEqual(refused('a public client must use PKCE'));
     });
 
     it('a client not allowed the grant is unauthorized_client', async () => {

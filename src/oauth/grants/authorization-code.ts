@@ -26,8 +26,13 @@ export const authorizationCode: Grant = {
   handle,
 };
 
-/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
-const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+/**
+ * 43 to 128 characters as RFC 7636 §4.1 asks, but any printable ASCII rather than only unreserved
+ * ones: git-credential-oauth 0.4.2 makes its verifier with standard base64 (`+`, `/`, `=`). What
+ * protects the code is the S256 comparison, and the length keeps a verifier hard to guess; the
+ * character set adds nothing to either.
+ */
+const VERIFIER = /^[\x21-\x7e]{43,128}$/;
 
 interface CodeRequest {
   code: string;
@@ -48,9 +53,10 @@ async function redeem(gh: Gatehouse, app: Application, input: CodeRequest): Prom
   const exchange = await consumeCode(gh.db, input.code, (request) => checkBinding(gh, app, request, input));
   if (exchange.kind === 'reused') {
     await revokeFamily(gh, exchange.grantId);
-    throw new InvalidGrant('code was already used; the tokens it issued are revoked');
+    throw new InvalidGrant('code was already used; the tokens it issued are revoked', 'codeUsed');
   }
-  if (exchange.kind === 'invalid') throw new InvalidGrant('code is unknown or expired');
+  if (exchange.kind === 'unknown') throw new InvalidGrant('code is unknown', 'codeUnknown');
+  if (exchange.kind === 'expired') throw new InvalidGrant('code has expired', 'codeExpired');
   return exchange;
 }
 
@@ -60,9 +66,11 @@ async function redeem(gh: Gatehouse, app: Application, input: CodeRequest): Prom
  * it for the rightful one (node-oidc-provider checks in this order too).
  */
 function checkBinding(gh: Gatehouse, app: Application, request: AuthRequest, input: CodeRequest): void {
-  if (request.instanceId !== gh.instanceId) throw new InvalidGrant('code is unknown or expired');
-  if (request.clientId !== app.clientId) throw new InvalidGrant('code was issued to another client');
-  if (request.redirectUri !== input.redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request');
+  // Another instance's and another client's code read like no code: the client learns nothing it did not know.
+  if (request.instanceId !== gh.instanceId) throw new InvalidGrant('code of another instance', 'codeUnknown');
+  if (request.clientId !== app.clientId) throw new InvalidGrant('code was issued to another client', 'codeUnknown');
+  // Exactly the redirect_uri of the authorization request, a loopback port included (RFC 6749 §4.1.3).
+  if (request.redirectUri !== input.redirectUri) throw new InvalidGrant('redirect_uri does not match the authorization request', 'redirectUri');
   checkPkce(app, request, input.verifier);
 }
 
@@ -70,21 +78,21 @@ function checkBinding(gh: Gatehouse, app: Application, request: AuthRequest, inp
 function checkPkce(app: Application, request: AuthRequest, verifier: string | undefined): void {
   const challenge = request.codeChallenge;
   if (challenge === undefined) {
-    if (verifier !== undefined) throw new InvalidGrant('code_verifier was sent, but the request had no code_challenge');
-    if (app.authMethod === 'none') throw new InvalidGrant('a public client must use PKCE'); // SPEC §6
+    if (verifier !== undefined) throw new InvalidGrant('code_verifier was sent, but the request had no code_challenge', 'verifierUnexpected');
+    if (app.authMethod === 'none') throw new InvalidGrant('a public client must use PKCE', 'pkceRequired');
     return;
   }
-  if (verifier === undefined) throw new InvalidGrant('code_verifier is required');
-  if (!VERIFIER.test(verifier)) throw new InvalidGrant('code_verifier is malformed');
+  if (verifier === undefined) throw new InvalidGrant('code_verifier is required', 'verifierMissing');
+  if (!VERIFIER.test(verifier)) throw new InvalidGrant('code_verifier is malformed', 'verifierMalformed');
   const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
-  if (!safeEqual(computed, challenge)) throw new InvalidGrant('code_verifier does not match the code_challenge');
+  if (!safeEqual(computed, challenge)) throw new InvalidGrant('code_verifier does not match the code_challenge', 'verifierWrong');
 }
 
 /** The session the code was issued in must still be the user's. */
 async function validSession(gh: Gatehouse, request: AuthRequest): Promise<UserSession> {
-  if (!request.sessionId || !request.userId) throw new InvalidGrant('code has no authenticated session');
+  if (!request.sessionId || !request.userId) throw new InvalidGrant('code has no authenticated session', 'signInEnded');
   const session = await sessionById(gh.db, request.sessionId);
-  if (!session || session.userId !== request.userId) throw new InvalidGrant('the session of the code has ended');
+  if (!session || session.userId !== request.userId) throw new InvalidGrant('the session of the code has ended', 'signInEnded');
   return session;
 }
 
