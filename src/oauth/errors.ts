@@ -13,9 +13,15 @@ export { InvalidRequest, OAuthError } from '../http/errors.ts';
 export class InvalidClient extends OAuthError {
   /** Set when the client tried HTTP Basic: the 401 then carries a Basic challenge (RFC 6749 §5.2). */
   readonly basic: boolean;
-  constructor(detail: string, basic = false) {
+  /**
+   * Whether the failure counts towards the address's limit of failed authentications: false only
+   * for an attempt that guesses nothing (an empty secret for a client that has none).
+   */
+  readonly guess: boolean;
+  constructor(detail: string, basic = false, guess = true) {
     super('invalid_client', 401, 'client authentication failed', detail);
     this.basic = basic;
+    this.guess = guess;
   }
 }
 

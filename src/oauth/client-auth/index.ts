@@ -75,7 +75,8 @@ export interface AuthenticateOptions {
 /**
  * SPEC 10.11: an address past its limit of failures is refused before anything is looked up or
  * hashed, whatever it presents: refusing only wrong secrets would tell a right one apart (and a
- * remembered right secret costs no hash). Every invalid_client counts as a failure.
+ * remembered right secret costs no hash). Every invalid_client counts as a failure but one that
+ * guesses nothing (`InvalidClient.guess`).
  */
 export async function authenticateClient(
   gh: Gatehouse,
@@ -89,7 +90,7 @@ export async function authenticateClient(
   try {
     return await authenticate(gh, req, params, options);
   } catch (error) {
-    if (error instanceof InvalidClient) gh.throttle.recordFailure(address);
+    if (error instanceof InvalidClient && error.guess) gh.throttle.recordFailure(address);
     throw error;
   }
 }
@@ -107,7 +108,10 @@ async function authenticate(gh: Gatehouse, req: IncomingMessage, params: Params,
     const registered = app.authMethod === presented.method || (options.basicForPost === true && basic && app.authMethod === 'client_secret_post');
     if (!registered) {
       if (presented.secret !== undefined) await decoyVerify(presented.secret);
-      throw new InvalidClient(`client is registered for ${app.authMethod}, not ${presented.method}`, basic);
+      // Go's x/oauth2 first tries a public client's id with an empty secret in Basic, then the id in
+      // the form: an empty secret for a client that has none guesses nothing, so it is not counted.
+      const guess = !(app.authMethod === 'none' && presented.secret === '');
+      throw new InvalidClient(`client is registered for ${app.authMethod}, not ${presented.method}`, basic, guess);
     }
     await verify(gh, presented, app.secretHash, app.keys, options);
     return { kind: 'app', clientId: app.clientId, method: presented.method, app };
