@@ -24,7 +24,12 @@ import { checkScopes, parseScope } from './scopes.ts';
 
 const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'id_token', 'id_token token'];
 const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
-const PROMPTS = new Set(['none', 'login', 'select_account', 'create']);
+/**
+ * `consent` is accepted and needs no screen: every application is registered by the instance's
+ * operators, so the consent is theirs and given (OIDC Core §3.1.2.1 defines the value; clients that
+ * ask for offline_access send it, as Core §11 tells them to).
+ */
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account', 'create']);
 
 /** An error to show on our own page: the redirect URI cannot be trusted (RFC 6749 §4.1.2.1). */
 class UntrustedRedirect extends OAuthError {}

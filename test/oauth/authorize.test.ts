@@ -80,6 +80,7 @@ describe('errors redirected to the client (seed §4.4 error table)', () => {
     ['implicit without nonce', { client_id: 'shop-portal', redirect_uri: PORTAL_CALLBACK, response_type: 'id_token', scope: 'openid', state: 's-1' }, 'invalid_request'],
     ['an unknown prompt', { ...web, prompt: 'consent-please' }, 'invalid_request'],
     ['prompt none with another value', { ...web, prompt: 'none login' }, 'invalid_request'],
+    ['prompt none with consent', { ...web, prompt: 'none consent' }, 'invalid_request'],
     ['a negative max_age', { ...web, max_age: '-1' }, 'invalid_request'],
     ['a forged id_token_hint', { ...web, id_token_hint: 'eyJhbGciOiJub25lIn0.e30.' }, 'invalid_request'],
     ['a request object', { ...web, request: 'eyJ9.e30.' }, 'request_not_supported'],
@@ -146,6 +147,16 @@ describe('the login UI and single sign-on', () => {
     expect(result.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(result.get('state')).toBe('s-1');
     expect(result.get('iss')).toBe(server.url);
+  });
+
+  it('prompt=consent needs no screen: the login page without a session, at once from a session', async () => {
+    expect((await authorize({ ...web, prompt: 'consent' })).headers.get('location')).toContain('/ui/login/login?authRequestID=');
+    const cookie = await browserWithSession();
+    const result = answer(await authorize({ ...web, prompt: 'consent', scope: 'openid offline_access' }, cookie));
+    expect(result.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(result.get('error')).toBeNull();
+    // with login, consent adds nothing: a fresh sign-in is still asked for
+    expect((await authorize({ ...web, prompt: 'login consent' }, cookie)).headers.get('location')).toContain('/ui/login/login?authRequestID=');
   });
 
   it('prompt=none answers from the session, but login_required once max_age has passed', async () => {
