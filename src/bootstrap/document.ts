@@ -4,7 +4,7 @@
  */
 import type { FeatureName } from '../domain/features.ts';
 import { APP_GRANT_TYPES, type AppGrantType } from '../domain/grant-types.ts';
-import type { AccessTokenType, Address, AuthMethod } from '../store/schema.ts';
+import type { AccessTokenType, Address, AuthMethod, OidcAppType } from '../store/schema.ts';
 
 export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;
 export type Role = (typeof ROLES)[number];
@@ -19,6 +19,8 @@ export const GRANT_TYPES = APP_GRANT_TYPES;
 export type GrantType = AppGrantType;
 export const ACCESS_TOKEN_TYPES = ['jwt', 'opaque'] as const satisfies readonly AccessTokenType[];
 export const APP_TYPES = ['oidc', 'api'] as const;
+/** What kind of OIDC client: native applications may use private-use schemes and loopback URIs of any port. */
+export const OIDC_APP_TYPES = ['web', 'user_agent', 'native'] as const satisfies readonly OidcAppType[];
 export const GENDERS = ['female', 'male', 'diverse'] as const;
 export const USER_STATES = ['active', 'inactive'] as const;
 
@@ -92,6 +94,7 @@ export interface AppSpec {
   name: string;
   clientId: string;
   type: 'oidc' | 'api';
+  appType: OidcAppType;
   clientSecret: string | undefined;
   authMethod: AuthMethod;
   redirectUris: string[];

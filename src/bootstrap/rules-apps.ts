@@ -10,6 +10,7 @@ import {
   APP_TYPES,
   AUTH_METHODS,
   GRANT_TYPES,
+  OIDC_APP_TYPES,
   RESPONSE_TYPES,
   type AppSpec,
   type AuthorizationSpec,
@@ -20,7 +21,8 @@ import {
   type ResponseType,
 } from './document.ts';
 import { roleKeyProblem } from '../domain/names.ts';
-import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, redirectUriProblem, usesSecret } from '../domain/applications.ts';
+import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, usesSecret } from '../domain/applications.ts';
+import { redirectUriProblem } from '../domain/redirect-uris.ts';
 import { Fields, readEnum, readString, type Issues, type StringRule } from './validator.ts';
 
 export const ID_RULE = {
@@ -78,13 +80,13 @@ function checkFlows(fields: Fields, app: Pick<AppSpec, 'responseTypes' | 'grantT
 }
 
 const APP_KEYS = [
-  'id', 'name', 'clientId', 'clientSecret', 'type', 'authMethod', 'redirectUris', 'postLogoutRedirectUris',
+  'id', 'name', 'clientId', 'clientSecret', 'type', 'appType', 'authMethod', 'redirectUris', 'postLogoutRedirectUris',
   'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion', 'idTokenRoleAssertion', 'accessTokenRoleAssertion',
   'devMode', 'publicKeys',
 ];
 /** What an API application (a resource server, which may only introspect) must not have. */
 const OIDC_ONLY_KEYS = [
-  'redirectUris', 'postLogoutRedirectUris', 'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion',
+  'appType', 'redirectUris', 'postLogoutRedirectUris', 'responseTypes', 'grantTypes', 'accessTokenType', 'idTokenUserinfoAssertion',
   'idTokenRoleAssertion', 'accessTokenRoleAssertion', 'devMode',
 ];
 
@@ -96,8 +98,9 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   const clientId = fields.requiredString('clientId', CLIENT_ID_RULE);
   const type = fields.enumValue('type', APP_TYPES) ?? 'oidc';
   const authMethod = fields.requiredEnum('authMethod', AUTH_METHODS);
+  const appType = fields.enumValue('appType', OIDC_APP_TYPES) ?? 'web';
   const devMode = fields.boolean('devMode') ?? false;
-  const uris = (key: string) => fields.stringList(key, (uri, at) => readString(issues, at, uri, { check: (text) => redirectUriProblem(text, devMode) })) ?? [];
+  const uris = (key: string) => fields.stringList(key, (uri, at) => readString(issues, at, uri, { check: (text) => redirectUriProblem(text, { appType, devMode }) })) ?? [];
   const redirectUris = uris('redirectUris');
   const postLogoutRedirectUris = uris('postLogoutRedirectUris');
   const issuesBeforeFlows = issues.list.length;
@@ -139,7 +142,7 @@ export function readApp(issues: Issues, path: string, value: unknown): AppSpec |
   }
   if (name === undefined || clientId === undefined || authMethod === undefined) return undefined;
   return {
-    path, id, name, clientId, type, clientSecret, authMethod, redirectUris, postLogoutRedirectUris, responseTypes, grantTypes,
+    path, id, name, clientId, type, appType, clientSecret, authMethod, redirectUris, postLogoutRedirectUris, responseTypes, grantTypes,
     accessTokenType, idTokenUserinfoAssertion, idTokenRoleAssertion, accessTokenRoleAssertion, devMode, publicKeys: publicKeys ?? [],
   };
 }

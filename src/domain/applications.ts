@@ -1,38 +1,19 @@
 /**
  * The rules of an application (SPEC §5), in one place for the bootstrap file (bootstrap/rules-apps.ts)
- * and the management API (api/app/): which redirect URIs are acceptable, which response and grant
- * types go together, which authentication methods carry a secret, and how generated client ids and
- * secrets look.
+ * and the management API (api/app/): which redirect URIs are acceptable (domain/redirect-uris.ts),
+ * which response and grant types go together, which authentication methods carry a secret, and how
+ * generated client ids and secrets look.
  */
-import type { AuthMethod } from '../store/schema.ts';
+import type { AuthMethod, OidcAppType } from '../store/schema.ts';
 import { AUTHORIZATION_CODE, CLIENT_CREDENTIALS, IMPLICIT, type AppGrantType } from './grant-types.ts';
 import { randomToken } from './ids.ts';
+import { redirectUriProblem } from './redirect-uris.ts';
 
 export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
 export type ResponseType = (typeof RESPONSE_TYPES)[number];
 
 /** The methods an API application (a resource server) authenticates with at introspection. */
 export const API_APP_AUTH_METHODS = ['client_secret_basic', 'private_key_jwt'] as const satisfies readonly AuthMethod[];
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** RFC 6749 §3.1.2: absolute, no fragment; https, or http for loopback hosts or in dev mode. */
-export function redirectUriProblem(uri: string, devMode: boolean): string | undefined {
-  if (/\s/.test(uri)) return 'must not contain spaces';
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return 'must be an absolute URI (https://host/path)';
-  }
-  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:') {
-    if (LOOPBACK_HOSTS.has(url.hostname) || devMode) return undefined;
-    return `must use https; http is only allowed for localhost or 127.0.0.1, or with devMode: true (host is ${url.hostname})`;
-  }
-  return `must use https (or http for localhost), not ${url.protocol.slice(0, -1)}`;
-}
 
 /** The grant type each response type needs (OIDC Core §3: code flow, implicit flow). */
 export function grantFor(responseType: ResponseType): AppGrantType {
@@ -105,6 +86,8 @@ export interface OidcAppSettings {
   responseTypes: readonly ResponseType[];
   grantTypes: readonly AppGrantType[];
   authMethod: AuthMethod;
+  /** Native applications may register private-use schemes and loopback URIs of any port. */
+  appType: OidcAppType;
   devMode: boolean;
 }
 
@@ -119,7 +102,7 @@ export function oidcSettingsProblems(settings: OidcAppSettings): SettingProblem[
   const problems: SettingProblem[] = [];
   for (const list of ['redirectUris', 'postLogoutRedirectUris'] as const) {
     for (const [index, uri] of settings[list].entries()) {
-      const problem = redirectUriProblem(uri, settings.devMode);
+      const problem = redirectUriProblem(uri, settings);
       if (problem !== undefined) problems.push({ field: `${list}[${index}]`, message: problem });
     }
   }

@@ -11,6 +11,7 @@
 import type { Request } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { verifyIdTokenHint, type IdTokenHint } from '../domain/own-id-token.ts';
+import { redirectUriMatches } from '../domain/redirect-uris.ts';
 import { activeSessions, endBrowserSessions } from '../domain/sessions.ts';
 import { browserHashOf } from './browser.ts';
 import { InvalidRequest } from './errors.ts';
@@ -51,7 +52,8 @@ export async function validateLogout(gh: Gatehouse, params: Params, repeated: re
   const owner = hint?.azp ?? clientId;
   if (owner === undefined) throw new InvalidRequest('post_logout_redirect_uri needs client_id or id_token_hint');
   const app = await gh.directory.application(gh.instanceId, owner);
-  if (!app || !app.postLogoutRedirectUris.includes(redirectUri)) {
+  // Registered URIs match as redirect URIs do: exactly, or a native app's loopback IP URI on any port.
+  if (!app || !redirectUriMatches(app.postLogoutRedirectUris, redirectUri, app.appType)) {
     throw new InvalidRequest('post_logout_redirect_uri is not registered for the client');
   }
   const target = new URL(redirectUri);

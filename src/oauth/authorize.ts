@@ -12,6 +12,7 @@ import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseTy
 import type { Application } from '../domain/directory.ts';
 import { sessionMeetsFactors } from '../domain/otp.ts';
 import { verifyIdTokenHint } from '../domain/own-id-token.ts';
+import { redirectUriMatches } from '../domain/redirect-uris.ts';
 import { activeSessions, type UserSession } from '../domain/sessions.ts';
 import { browserOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
@@ -52,8 +53,10 @@ async function trustedClient(gh: Gatehouse, params: Params, repeated: string[]):
   if (!app || app.kind !== 'oidc') throw new UntrustedRedirect('invalid_client', 400, 'the client is unknown');
   const redirectUri = optional(params, 'redirect_uri');
   if (!redirectUri) throw new UntrustedRedirect('invalid_request', 400, 'redirect_uri is required');
-  // Exact string comparison, no normalisation (OIDC Core §3.1.2.1).
-  if (!app.redirectUris.includes(redirectUri)) throw new UntrustedRedirect('invalid_request', 400, 'redirect_uri is not registered for this client');
+  // Exact string comparison, no normalisation (OIDC Core §3.1.2.1); a native app's loopback IP URI on any port (RFC 8252 §7.3).
+  if (!redirectUriMatches(app.redirectUris, redirectUri, app.appType)) {
+    throw new UntrustedRedirect('invalid_request', 400, 'redirect_uri is not registered for this client');
+  }
   return { app, redirectUri };
 }
 

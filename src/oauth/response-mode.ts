@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { ResponseMode } from '../domain/auth-requests.ts';
 import { forbidCaching } from '../http/node-types.ts';
+import { formTargetOf } from '../http/respond.ts';
 
 export type ResponseParams = Record<string, string | undefined>;
 
@@ -26,13 +27,15 @@ const AUTO_SUBMIT_HASH = createHash('sha256').update(AUTO_SUBMIT).digest('base64
 export function deliver(res: Response, redirectUri: string, mode: ResponseMode, params: ResponseParams): void {
   forbidCaching(res);
   if (mode === 'form_post') {
+    // A native app's private-use scheme has no origin ("null"): the source is its scheme.
+    const target = formTargetOf(redirectUri) ?? new URL(redirectUri).origin;
     const fields = Object.entries(params)
       .filter((entry): entry is [string, string] => entry[1] !== undefined)
       .map(([key, value]) => `<input type="hidden" name="${escapeHtml(key)}" value="${escapeHtml(value)}">`)
       .join('');
     res
       .status(200)
-      .set('Content-Security-Policy', `default-src 'none'; script-src 'sha256-${AUTO_SUBMIT_HASH}'; form-action ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`)
+      .set('Content-Security-Policy', `default-src 'none'; script-src 'sha256-${AUTO_SUBMIT_HASH}'; form-action ${target}; frame-ancestors 'none'; base-uri 'none'`)
       .set('Referrer-Policy', 'no-referrer')
       .type('html')
       .send(

@@ -12,7 +12,7 @@ import { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js'
 import { ProjectService } from '../../gen/zitadel/project/v2beta/project_service_pb.js';
 import { UserService } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
-import { apiTokens, managementDocument, type Caller } from '../support/management.ts';
+import { apiTokens, managementDocument, MGMT, type Caller } from '../support/management.ts';
 
 const SERVICES: DescService[] = [OrganizationService, UserService, ProjectService, AppService, AuthorizationService];
 const MISSING_ID = '999999999999999999';
@@ -125,6 +125,20 @@ describe.each(BODY_ROUTES.map((route) => [label(route), route] as const))('%s wi
 
   it('another content type: 415 or 400', async () => {
     expectClientError(await send(route.verb, route.path, { token: tokens.iamAdmin, body: 'name=x', contentType: 'application/x-www-form-urlencoded' }), [400, 415]);
+  });
+});
+
+describe('redirect URIs that are no redirect URIs', () => {
+  it.each([
+    ['a "*" label', `https://*.evil.example/${MARKER}`, 'OIDC_APP_TYPE_NATIVE'],
+    ['user information', `https://user:${MARKER}@app.example/cb`, 'OIDC_APP_TYPE_NATIVE'],
+    ['a private-use scheme on a web application', `com.example.app:/${MARKER}`, 'OIDC_APP_TYPE_WEB'],
+    ['javascript: on a native application', `javascript:${MARKER}`, 'OIDC_APP_TYPE_NATIVE'],
+  ])('%s: 400 naming redirectUris[0], without an echo', async (_name, uri, appType) => {
+    const body = JSON.stringify({ projectId: MGMT.project, name: 'refused', oidcRequest: { redirectUris: [uri], appType, authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' } });
+    const answer = await send('POST', '/v2beta/applications', { token: tokens.iamAdmin, body });
+    expectClientError(answer, [400]);
+    expect((JSON.parse(answer.text) as { message: string }).message).toMatch(/^redirectUris\[0\]: must /);
   });
 });
 

@@ -64,6 +64,19 @@ describe('bootstrap validation', () => {
     expect(() => parseBootstrap(text, FILE)).not.toThrow();
   });
 
+  it('lets a native application register a private-use scheme and loopback URIs, and reads appType', () => {
+    const { document } = parseBootstrap(
+      broken((doc) => {
+        web(doc).appType = 'native';
+        web(doc).redirectUris = ['com.example.app:/cb', 'http://127.0.0.1/cb', 'http://[::1]/cb'];
+        web(doc).postLogoutRedirectUris = ['com.example.app:/signed-out', 'http://127.0.0.1/signed-out'];
+      }),
+      FILE,
+    );
+    expect(document.orgs[0]?.projects[0]?.apps.map((app) => app.appType)).toEqual(['native', 'web']);
+    expect(document.orgs[0]?.projects[0]?.apps[0]?.redirectUris).toEqual(['com.example.app:/cb', 'http://127.0.0.1/cb', 'http://[::1]/cb']);
+  });
+
   const privatePem = rsaKeyPair().privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
   it.each<[string, (doc: Doc) => void, string, RegExp]>([
@@ -79,8 +92,18 @@ describe('bootstrap validation', () => {
     ['a bad app type', (doc) => (api(doc).type = 'resource'), 'orgs[0].projects[0].apps[1].type', /must be one of "oidc", "api"/],
     ['a relative redirect URI', (doc) => (web(doc).redirectUris = ['/callback']), `${APP}.redirectUris[0]`, /must be an absolute URI/],
     ['plain http to another host', (doc) => (web(doc).redirectUris = ['http://shop.example/cb']), `${APP}.redirectUris[0]`, /must use https; http is only allowed for localhost/],
+    ['a "*" in a redirect URI', (doc) => (web(doc).redirectUris = ['https://*.evil.example/cb']), `${APP}.redirectUris[0]`, /must not contain "\*"/],
+    ['user information in a redirect URI', (doc) => (web(doc).redirectUris = ['https://user:pw@shop.example/cb']), `${APP}.redirectUris[0]`, /must not contain user information/],
+    ['user information in a post-logout URI', (doc) => (web(doc).postLogoutRedirectUris = ['https://user@shop.example/']), `${APP}.postLogoutRedirectUris[0]`, /must not contain user information/],
+    ['a private-use scheme on a web application', (doc) => (web(doc).redirectUris = ['com.example.app:/cb']), `${APP}.redirectUris[0]`, /needs appType native/],
+    ['a scheme that is no reverse domain name', (doc) => {
+      web(doc).appType = 'native';
+      web(doc).redirectUris = ['javascript:alert(1)//'];
+    }, `${APP}.redirectUris[0]`, /private-use scheme named by a reverse domain name/],
+    ['a bad appType', (doc) => (web(doc).appType = 'desktop'), `${APP}.appType`, /must be one of "web", "user_agent", "native"/],
+    ['appType on an API app', (doc) => (api(doc).appType = 'native'), 'orgs[0].projects[0].apps[1].appType', /is not allowed for type: api/],
     ['a redirect URI with a fragment', (doc) => (web(doc).redirectUris = ['https://shop.example/cb#x']), `${APP}.redirectUris[0]`, /must not contain a fragment/],
-    ['a custom scheme', (doc) => (web(doc).postLogoutRedirectUris = ['myapp://done']), `${APP}.postLogoutRedirectUris[0]`, /must use https \(or http for localhost\), not myapp/],
+    ['a custom scheme', (doc) => (web(doc).postLogoutRedirectUris = ['myapp://done']), `${APP}.postLogoutRedirectUris[0]`, /must use https \(or http for localhost\); a private-use scheme/],
     ['a PEM that does not parse', (doc) => (doc['orgs'][0].machines[0].publicKeys[0].pem = '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n'), 'orgs[0].machines[0].publicKeys[0].pem', /is not a valid PEM public key/],
     ['a private key instead of a public one', (doc) => (doc['orgs'][0].machines[0].publicKeys[0].pem = privatePem), 'orgs[0].machines[0].publicKeys[0].pem', /is a private key; give the public key/],
     ['a missing clientSecret', (doc) => delete web(doc).clientSecret, `${APP}.clientSecret`, /is required for authMethod client_secret_basic/],

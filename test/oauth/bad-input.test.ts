@@ -18,6 +18,7 @@ import { fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { rsaKeyPair } from '../support/key-pool.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
+import { signedInCode } from '../support/sign-in.ts';
 import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
@@ -965,6 +966,51 @@ describe('token exchange with bad tokens and parameters', () => {
     ]) {
       expectOAuthError(await exchange(params), 400, 'invalid_request');
     }
+  });
+
+  stillHealthy(ctx);
+});
+
+// ---------------------------------------------------------------------------------------------
+// 5c. A native application's loopback redirect URIs and PKCE verifiers
+// ---------------------------------------------------------------------------------------------
+
+describe('native applications with malformed loopback redirect URIs and verifiers', () => {
+  const ctx = serverFor({}, (document) => {
+    const apps = (document as { orgs: Array<{ projects?: Array<{ apps: unknown[] }> }> }).orgs[0]!.projects![0]!.apps;
+    apps.push({ name: 'native', clientId: 'shop-native', appType: 'native', authMethod: 'none', redirectUris: ['http://127.0.0.1/cb', 'http://[::1]/cb', 'com.example.app:/cb'] });
+    return document;
+  });
+  const authorize = (redirectUri: string) =>
+    fetch(`${ctx.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: 'shop-native', redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString()}`, { redirect: 'manual' });
+
+  it.each([
+    ['a port beyond 65535', 'http://127.0.0.1:99999/cb'],
+    ['port 0', 'http://127.0.0.1:0/cb'],
+    ['an IPv6 port beyond 65535', 'http://[::1]:65536/cb'],
+    ['a port in exponent notation', 'http://127.0.0.1:1e3/cb'],
+    ['two ports', 'http://127.0.0.1:80:80/cb'],
+    ['an unclosed IPv6 literal', 'http://[::1/cb'],
+    ['dot segments after a private-use scheme', 'com.example.app:/cb/../../etc'],
+    ['a path of 2,000 segments', `http://127.0.0.1:5/cb${'/x'.repeat(2000)}`],
+  ])('a redirect URI with %s is refused on the error page, never a 5xx', async (_name, redirectUri) => {
+    const response = await authorize(redirectUri);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    const page = await response.text();
+    expect(page).toContain('redirect_uri is not registered for this client');
+    expect(page).not.toContain('/x/x');
+  });
+
+  it.each([
+    ['129 characters', 'a'.repeat(129)],
+    ['control characters', `${'a'.repeat(42)}\u0001`],
+    ['characters beyond ASCII', `${'a'.repeat(42)}\u00e9<script>`],
+  ])('a code_verifier of %s is invalid_grant with a fixed description that echoes nothing', async (_name, verifier) => {
+    const issued = await signedInCode(ctx.server, { clientId: 'shop-native', redirectUri: 'http://127.0.0.1:5/cb', scopes: ['openid'], userId: IDS.alice, pkce: true });
+    const reply = await postForm(`${ctx.url}/oauth/v2/token`, { grant_type: 'authorization_code', code: issued.code, redirect_uri: 'http://127.0.0.1:5/cb', client_id: 'shop-native', code_verifier: verifier });
+    expectOAuthError(reply, 400, 'invalid_grant', 'code_verifier must be 43 to 128 printable ASCII characters');
+    expect(reply.text).not.toContain('aaaa');
   });
 
   stillHealthy(ctx);

@@ -93,6 +93,7 @@ function checkOidc(settings: AppSettings): AppSettings {
     responseTypes: settings.response_types,
     grantTypes: settings.grant_types,
     authMethod: settings.auth_method,
+    appType: settings.oidc_app_type,
     devMode: settings.dev_mode,
   });
   if (problem !== undefined) throw invalidArgument(problem.field, problem.message);
