@@ -126,10 +126,20 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     h2Sessions.add(session);
     session.on('close', () => h2Sessions.delete(session));
     // SPEC 10.8: an idle HTTP/2 session is closed (GOAWAY), and destroyed if a stream still hangs on.
-    session.setTimeout(limits.h2IdleMs, () => {
+    // A session with a stream open is not idle, however quiet: a health Watch waits for a change for
+    // minutes (such streams are capped per address and end after their maximum age), and a stream
+    // whose request is slow to arrive has its own deadline above.
+    let open = 0;
+    session.on('stream', (stream: http2.ServerHttp2Stream) => {
+      open += 1;
+      stream.once('close', () => (open -= 1));
+    });
+    const idle = (): void => {
+      if (open > 0) return void session.setTimeout(limits.h2IdleMs, idle);
       session.close();
       setTimeout(() => session.destroy(), 1000).unref();
-    });
+    };
+    session.setTimeout(limits.h2IdleMs, idle);
   });
   // HTTP/1.1 connections handed over with emit('connection') are not tracked by the server's own
   // close(), so count requests in flight per socket ourselves (shutdown and the silence rule need it).

@@ -28,7 +28,7 @@ import type { StreamLimits } from '../../src/api/stream-limits.ts';
 import { parseTrustedProxies } from '../../src/config/ip-addresses.ts';
 import { respond, type NodeRequest, type NodeResponse } from '../../src/http/node-types.ts';
 import { createApiHandler, type ApiHandler } from '../../src/server/api-handler.ts';
-import { listen, type Listener } from '../../src/server/listen.ts';
+import { listen, type ConnectionLimits, type Listener } from '../../src/server/listen.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
@@ -316,7 +316,11 @@ describe('unauthenticated streams: the total, the maximum age, TLS and the stop 
   afterAll(() => database.close());
 
   /** The API alone on the one listener, trusting 127.0.0.1 as a proxy, with `streams` for limits. */
-  async function serveApi(streams: Partial<StreamLimits>, tls?: { cert: string; key: string }): Promise<{ target: Omit<Target, 'ca'>; api: ApiHandler; listener: Listener }> {
+  async function serveApi(
+    streams: Partial<StreamLimits>,
+    tls?: { cert: string; key: string },
+    limits?: Partial<ConnectionLimits>,
+  ): Promise<{ target: Omit<Target, 'ca'>; api: ApiHandler; listener: Listener }> {
     const api = createApiHandler({
       db: database.db,
       instanceId: () => 'stream-limits',
@@ -332,7 +336,7 @@ describe('unauthenticated streams: the total, the maximum age, TLS and the stop 
         if (!handled) respond(res, 404, {});
       });
     };
-    const listener = await listen({ host: '127.0.0.1', port: 0, http1: handler, http2: handler, tls });
+    const listener = await listen({ host: '127.0.0.1', port: 0, http1: handler, http2: handler, tls, ...(limits ? { limits } : {}) });
     closers.push(() => listener.close(0));
     return { target: { base: `${tls ? 'https' : 'http'}://127.0.0.1:${listener.port}` }, api, listener };
   }
@@ -359,6 +363,15 @@ describe('unauthenticated streams: the total, the maximum age, TLS and the stop 
     expect(await Promise.all([...watches, unknown].map((watch) => watch.ended))).toEqual([...watches, unknown].map(() => grpc.status.OK));
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     await openAll(PROTOCOLS.length + 1, () => grpcWatch(target)); // every place is free again
+  });
+
+  it('keeps a quiet Watch over HTTP/2 past the idle limit of HTTP/2 sessions, until its maximum age', async () => {
+    const { target } = await serveApi({ watchMaxAgeMs: 2500 }, undefined, { h2IdleMs: 500 });
+    const started = Date.now();
+    const watch = grpcWatch(target);
+    expect(await watch.opened).toEqual(SERVING);
+    expect(await watch.ended).toBe(grpc.status.OK);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2400);
   });
 
   it('caps gRPC (ALPN h2) and gRPC-web (ALPN http/1.1) alike under TLS: 16 per address', async () => {
