@@ -11,6 +11,7 @@
  * are not touched (user-lifecycle.ts).
  */
 import type { Directory, User } from './directory.ts';
+import { idTime } from './ids.ts';
 import type { AccessTokenClaims } from './tokens.ts';
 
 /** Longer chains are refused when tokens are exchanged; one more level tolerates nothing unchecked. */
@@ -47,8 +48,21 @@ async function activeUser(directory: Directory, instanceId: string, userId: stri
   return issuedAtMs === undefined || issuedForCurrentUser(user, issuedAtMs) ? user : undefined;
 }
 
-/** A token's subject and actors, and when it was issued: `iat` (seconds), or `issuedAt` for a stored row's exact time. */
-export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number | undefined; issuedAt?: Date | undefined };
+/**
+ * A token's subject and actors, and when it was issued: `issuedAt` (a stored row's exact time), or
+ * `iat` (seconds), refined to the millisecond by the `jti` when that is one of our ids made in the
+ * same second (ids.ts idTime): a token issued just after a user's tokens were ended, in the same
+ * second, must not be taken for one issued before.
+ */
+export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number | undefined; jti?: string | undefined; issuedAt?: Date | undefined };
+
+/** When the token was issued, in milliseconds, as precisely as it tells. */
+export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>): number | undefined {
+  if (token.issuedAt !== undefined) return token.issuedAt.getTime();
+  if (token.iat === undefined) return undefined;
+  const exact = token.jti === undefined ? undefined : idTime(token.jti);
+  return exact !== undefined && Math.floor(exact / 1000) === token.iat ? exact : token.iat * 1000;
+}
 
 /**
  * The active subject of a token whose actors are all active too, each of them checked against the
@@ -57,7 +71,7 @@ export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: numb
 export async function activeTokenUser(directory: Directory, instanceId: string, token: TokenUsers): Promise<User | undefined> {
   const chain = actorChain(token.actor);
   if (!chain) return undefined;
-  const issuedAtMs = token.issuedAt !== undefined ? token.issuedAt.getTime() : token.iat !== undefined ? token.iat * 1000 : undefined;
+  const issuedAtMs = issuedAtOf(token);
   const user = await activeUser(directory, instanceId, token.sub, issuedAtMs);
   if (!user) return undefined;
   for (const actorId of chain) {
