@@ -3,12 +3,14 @@
  * `zitadel.v1.ErrorDetail` with a stable id, which every protocol transports (Connect JSON,
  * gRPC status details, REST `details`). Anything else thrown is turned into a static Internal
  * (or Unavailable, when the database cannot be reached, as store/outage.ts tells, or the
- * password-hashing queue is full) by `errorInterceptor`, the one place where unexpected API errors
+ * password-hashing queue is full; ResourceExhausted when the caller's address has too many failed
+ * secrets, domain/secret-tries.ts) by `errorInterceptor`, the one place where unexpected API errors
  * are logged; the original stays only as `cause`.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
 import { HashingBusy } from '../domain/crypto.ts';
+import { Throttled } from '../domain/failure-throttle.ts';
 import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 import type { ApiLogger } from './logger.ts';
 
@@ -23,6 +25,13 @@ export function errorDetailOf(error: ConnectError): ErrorDetail | undefined {
 
 /** A client-safe error for anything thrown that is not a ConnectError. */
 export function publicError(cause: unknown): ConnectError {
+  if (cause instanceof Throttled) {
+    // SPEC 10.11, 10.22: too many failed secrets from the caller's address; REST answers 429.
+    const message = 'too many failed attempts from this address; try again later';
+    return new ConnectError(message, Code.ResourceExhausted, { 'retry-after': String(cause.retryAfterSeconds) }, [
+      { desc: ErrorDetailSchema, value: { id: 'API-Throttled', message } },
+    ], cause);
+  }
   if (cause instanceof HashingBusy) {
     // SPEC 10.11: a full hashing queue is 503 with Retry-After (REST forwards the header).
     const message = 'the server is busy; try again shortly';
@@ -63,8 +72,9 @@ export function errorInterceptor(log: ApiLogger): Interceptor {
         throw thrown;
       }
       const error = publicError(thrown);
-      // A full hashing queue is load, not a fault: one warning line, no stack.
+      // A full hashing queue is load, not a fault: one warning line, no stack; a throttled address is a client's doing.
       if (thrown instanceof HashingBusy) log.warn({ procedure }, 'api call refused: password hashing is saturated');
+      else if (thrown instanceof Throttled) log.info({ procedure }, 'api call refused: too many failed attempts from the address');
       else log.error({ err: thrown, procedure, code: Code[error.code] }, 'api call failed unexpectedly');
       throw error;
     }

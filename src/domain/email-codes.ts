@@ -4,6 +4,12 @@
  * with a random per-row salt (the code has only ~31 bits). A code is void after
  * EMAIL_CODE_MAX_ATTEMPTS wrong tries; the user then needs a new code.
  *
+ * A code has an id, which the default mailed link carries beside it. The verification page takes
+ * tries from anyone for any user (SPEC 10.22), so only a try that presents the id counts towards the
+ * code's tries; tries without it count on a small counter of their own that stops only further tries
+ * without it, so a stranger can neither void a user's code nor keep its link from working. Every try
+ * is also one of the client address's tries (secret-tries.ts).
+ *
  * When the code is sent, the outbox row is written in the same transaction as the code. SPEC 10.2
  * keeps the mail from serving as a relay for someone else's message: its link must lead to Gatehouse
  * or to an application of the user's organization, and code mails are limited per user and per
@@ -20,10 +26,14 @@ import { countEmailCodeAttempt, deleteEmailCode, findEmailCodeForUpdate, upsertE
 import { markEmailVerified } from '../store/users.ts';
 import { safeEqual, sha256 } from './crypto.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
+import { newId } from './ids.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from './outbox.ts';
+import { secretTry } from './secret-tries.ts';
 
 export const EMAIL_CODE_SECONDS = 3600;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
+/** Wrong tries without the code's id after which such tries are refused unchecked (the code stays valid). */
+export const EMAIL_CODE_MAX_ANONYMOUS_ATTEMPTS = 5;
 export const EMAIL_CODE_LENGTH = 6;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -51,9 +61,21 @@ export class MailLimitReached extends Error {
   }
 }
 
-/** The default link of the verification mail: the login UI's verification page. */
+/** `{{.CodeID}}`: the code's id, in the links Gatehouse writes itself (and passkey links). */
+const CODE_ID_ACTION = /\{\{ *\.CodeID *\}\}/g;
+
+/**
+ * The template with `{{.CodeID}}` filled in, before src/mail/template.ts renders the rest (it knows
+ * only the fields of SPEC §8). Code ids are decimal digits: nothing to encode, nothing that could add
+ * to the URL's shape.
+ */
+export function fillCodeId(template: string, codeId: string): string {
+  return template.replace(CODE_ID_ACTION, codeId);
+}
+
+/** The default link of the verification mail: the login UI's verification page, with the code's id. */
 export function defaultVerifyEmailTemplate(externalUrl: string): string {
-  return `${externalUrl}/ui/login/verify-email?userID={{.UserID}}&code={{.Code}}&orgID={{.OrgID}}`;
+  return `${externalUrl}/ui/login/verify-email?userID={{.UserID}}&code={{.Code}}&orgID={{.OrgID}}&codeID={{.CodeID}}`;
 }
 
 export function newEmailCode(): string {
@@ -66,15 +88,21 @@ function hashCode(salt: string, code: string): string {
   return sha256(salt + code);
 }
 
+/** Stores a new code for the user, replacing any previous one; resolves to the code in clear and its id. */
+async function storeNewCode(db: DB, userId: string, now: Date): Promise<{ id: string; code: string }> {
+  const id = newId();
+  const code = newEmailCode();
+  const salt = randomBytes(16).toString('hex');
+  await upsertEmailCode(db, userId, { id, code_hash: hashCode(salt, code), salt, expires_at: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000), created_at: now });
+  return { id, code };
+}
+
 /**
  * Stores a new code for the user, replacing any previous one, and resolves to the code in clear.
  * `db` should be the transaction that also sends or returns it.
  */
 export async function createEmailCode(db: DB, userId: string, now = new Date()): Promise<string> {
-  const code = newEmailCode();
-  const salt = randomBytes(16).toString('hex');
-  await upsertEmailCode(db, userId, { code_hash: hashCode(salt, code), salt, expires_at: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000), created_at: now, attempts: 0 });
-  return code;
+  return (await storeNewCode(db, userId, now)).code;
 }
 
 /** Who gets the code, as the caller loaded (and locked) the user. */
@@ -138,8 +166,9 @@ export async function checkMailLink(db: DB, externalUrl: string, user: Pick<Emai
 }
 
 /** The link of the mail: rendered from the template, and leading only where SPEC 10.2 allows. */
-function verificationLink(db: DB, user: EmailCodeUser, code: string, template: string | undefined, externalUrl: string): Promise<string> {
-  return checkMailLink(db, externalUrl, user, renderUrlTemplate(template ?? defaultVerifyEmailTemplate(externalUrl), { UserID: user.id, Code: code, OrgID: user.orgId }));
+function verificationLink(db: DB, user: EmailCodeUser, issued: { id: string; code: string }, template: string | undefined, externalUrl: string): Promise<string> {
+  const filled = fillCodeId(template ?? defaultVerifyEmailTemplate(externalUrl), issued.id);
+  return checkMailLink(db, externalUrl, user, renderUrlTemplate(filled, { UserID: user.id, Code: issued.code, OrgID: user.orgId }));
 }
 
 /**
@@ -167,10 +196,11 @@ export async function checkMailLimits(db: DB, user: EmailCodeUser): Promise<void
 export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: CodeDelivery, context: IssueContext): Promise<IssuedEmailCode> {
   return inTransaction(db, async (trx) => {
     if (delivery.kind === 'send') await checkMailLimits(trx, user);
-    const code = await createEmailCode(trx, user.id);
+    const issued = await storeNewCode(trx, user.id, new Date());
+    const { code } = issued;
     let outboxId: string | undefined;
     if (delivery.kind === 'send') {
-      const link = await verificationLink(trx, user, code, delivery.urlTemplate, context.externalUrl);
+      const link = await verificationLink(trx, user, issued, delivery.urlTemplate, context.externalUrl);
       const mail = verificationMail({ language: user.preferredLanguage, code, link, name: user.name });
       outboxId = await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
     }
@@ -194,45 +224,71 @@ export interface VerifyEmailCodeOutcome {
 }
 
 /**
- * Checks a code and, when it is right, marks the user's email verified, deletes the code and
- * appends `user.human.email.verified`. A wrong code counts an attempt; after
- * EMAIL_CODE_MAX_ATTEMPTS the code is void (every further try is 'invalid'). 'not_pending' means
- * there is no code for the user (none issued, already used, or the user is unknown).
- * With a Gatehouse, the directory cache is cleared after a verification.
+ * Who tries a code. An authenticated caller (the user itself or its administrator, through the API)
+ * is no stranger to the user: its tries count towards the code's tries. At the verification page
+ * anyone may try any user's code: a try counts towards the code's tries only when it presents the
+ * code's id from the mailed link (`codeId`); other tries count separately (see the file's comment).
  */
-export async function verifyEmailCodeWithDetails(target: Gatehouse | DB, userId: string, code: string, options: { creator?: string } = {}): Promise<VerifyEmailCodeOutcome> {
+export type CodeTry = { by: 'caller' } | { by: 'page'; codeId: string | undefined };
+
+/**
+ * Checks a code and, when it is right, marks the user's email verified, deletes the code and
+ * appends `user.human.email.verified`. A wrong code counts a try (see CodeTry); after
+ * EMAIL_CODE_MAX_ATTEMPTS the code is void (every further try is 'invalid'), after
+ * EMAIL_CODE_MAX_ANONYMOUS_ATTEMPTS tries without the id only those are. 'not_pending' means there is
+ * no code for the user (none issued, already used, or the user is unknown). Every try is one of the
+ * client address's tries (Throttled past the limit, nothing checked). With a Gatehouse, the directory
+ * cache is cleared after a verification.
+ */
+export async function verifyEmailCodeWithDetails(
+  target: Gatehouse | DB,
+  userId: string,
+  code: string,
+  options: { creator?: string; via?: CodeTry } = {},
+): Promise<VerifyEmailCodeOutcome> {
   const gh = isGatehouse(target) ? target : undefined;
   const db = gh ? gh.db : (target as DB);
-  const outcome = await inTransaction(db, async (trx): Promise<VerifyEmailCodeOutcome> => {
-    const row = await findEmailCodeForUpdate(trx, userId);
-    if (row === undefined) return { result: 'not_pending' };
-    if (row.attempts >= EMAIL_CODE_MAX_ATTEMPTS) return { result: 'invalid' };
-    if (row.expires_at.getTime() <= Date.now()) return { result: 'expired' };
-    const given = code.trim().toUpperCase();
-    if (!safeEqual(hashCode(row.salt, given), row.code_hash)) {
-      await countEmailCodeAttempt(trx, userId);
-      return { result: 'invalid' };
-    }
-    await deleteEmailCode(trx, userId);
-    await markEmailVerified(trx, userId, new Date());
-    const details = await appendEvent(trx, {
-      instanceId: row.instance_id,
-      aggregateType: 'user',
-      aggregateId: userId,
-      resourceOwner: row.org_id,
-      type: 'user.human.email.verified',
-      creator: options.creator,
-      payload: { email: row.email },
-    });
-    return { result: 'verified', details };
-  });
+  const via = options.via ?? { by: 'caller' };
+  const outcome = await secretTry(
+    () => inTransaction(db, (trx) => checkCode(trx, userId, code, via, options.creator)),
+    (checked) => checked.result !== 'verified',
+  );
   if (outcome.result === 'verified') gh?.directory.clear();
   return outcome;
 }
 
-/** verifyEmailCodeWithDetails without the event details: for the login UI's verification page. */
-export async function verifyEmailCode(target: Gatehouse | DB, userId: string, code: string): Promise<EmailCodeResult> {
-  return (await verifyEmailCodeWithDetails(target, userId, code)).result;
+async function checkCode(trx: DB, userId: string, code: string, via: CodeTry, creator: string | undefined): Promise<VerifyEmailCodeOutcome> {
+  const row = await findEmailCodeForUpdate(trx, userId);
+  if (row === undefined) return { result: 'not_pending' };
+  const linked = via.by === 'caller' || (via.codeId !== undefined && row.id !== null && safeEqual(row.id, via.codeId));
+  if (row.attempts >= EMAIL_CODE_MAX_ATTEMPTS) return { result: 'invalid' };
+  if (!linked && row.anonymous_attempts >= EMAIL_CODE_MAX_ANONYMOUS_ATTEMPTS) return { result: 'invalid' };
+  if (row.expires_at.getTime() <= Date.now()) return { result: 'expired' };
+  const given = code.trim().toUpperCase();
+  if (!safeEqual(hashCode(row.salt, given), row.code_hash)) {
+    await countEmailCodeAttempt(trx, userId, linked ? 'attempts' : 'anonymous_attempts');
+    return { result: 'invalid' };
+  }
+  await deleteEmailCode(trx, userId);
+  await markEmailVerified(trx, userId, new Date());
+  const details = await appendEvent(trx, {
+    instanceId: row.instance_id,
+    aggregateType: 'user',
+    aggregateId: userId,
+    resourceOwner: row.org_id,
+    type: 'user.human.email.verified',
+    creator,
+    payload: { email: row.email },
+  });
+  return { result: 'verified', details };
+}
+
+/**
+ * verifyEmailCodeWithDetails for the login UI's verification page, without the event details: a
+ * try of anyone, which counts towards the code's tries only with the code's id from the link.
+ */
+export async function verifyEmailCode(target: Gatehouse | DB, userId: string, code: string, codeId?: string): Promise<EmailCodeResult> {
+  return (await verifyEmailCodeWithDetails(target, userId, code, { via: { by: 'page', codeId } })).result;
 }
 
 function isGatehouse(target: Gatehouse | DB): target is Gatehouse {

@@ -9,6 +9,8 @@
  * id of its own (the link carries both), valid one hour, one pending per user (a new one replaces
  * it), stored as sha256(salt + code), used once, and void after PASSKEY_CODE_MAX_ATTEMPTS wrong
  * tries. Mails share the code mail limits and the link rule of SPEC 10.2 with the other code mails.
+ * A try counts towards the code's tries only under the code's id, which travels only in the link
+ * (SPEC 10.22), and every try is one of the client address's tries (secret-tries.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { passkeyRegistrationMail } from '../mail/messages.ts';
@@ -16,17 +18,16 @@ import { parseUrlTemplate, renderUrlTemplate } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
 import { countPasskeyCodeAttempt, deletePasskeyCode, findPasskeyCodeForUpdate, upsertPasskeyCode } from '../store/passkeys.ts';
 import { safeEqual, sha256 } from './crypto.ts';
-import { checkMailLimits, checkMailLink, type EmailCodeUser } from './email-codes.ts';
+import { checkMailLimits, checkMailLink, fillCodeId, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import { enqueueMail } from './outbox.ts';
+import { secretTry } from './secret-tries.ts';
 
 export const PASSKEY_CODE_SECONDS = 3600;
 export const PASSKEY_CODE_MAX_ATTEMPTS = 5;
 export const PASSKEY_CODE_LENGTH = 12;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** `{{.CodeID}}`: the one field passkey links have beyond those of src/mail/template.ts. */
-const CODE_ID_ACTION = /\{\{ *\.CodeID *\}\}/g;
 
 export type PasskeyCodeDelivery = { kind: 'return' } | { kind: 'send'; urlTemplate?: string | undefined };
 
@@ -44,12 +45,11 @@ export function defaultPasskeyLinkTemplate(externalUrl: string): string {
 
 /** A template's syntax (TemplateError when wrong): src/mail/template.ts's rules, plus {{.CodeID}}. */
 export function checkPasskeyLinkTemplate(template: string): void {
-  parseUrlTemplate(template.replace(CODE_ID_ACTION, '0'));
+  parseUrlTemplate(fillCodeId(template, '0'));
 }
 
 function renderPasskeyLink(template: string, values: { userId: string; orgId: string; codeId: string; code: string }): string {
-  // Code ids are decimal digits: nothing to encode, and nothing that could add to the URL's shape.
-  return renderUrlTemplate(template.replace(CODE_ID_ACTION, values.codeId), { UserID: values.userId, OrgID: values.orgId, Code: values.code });
+  return renderUrlTemplate(fillCodeId(template, values.codeId), { UserID: values.userId, OrgID: values.orgId, Code: values.code });
 }
 
 function newPasskeyCode(): string {
@@ -86,7 +86,7 @@ export async function issuePasskeyCode(
   if (delivery.kind === 'send') {
     const rendered = renderPasskeyLink(delivery.urlTemplate ?? defaultPasskeyLinkTemplate(context.externalUrl), { userId: user.id, orgId: user.orgId, codeId, code });
     const link = await checkMailLink(trx, context.externalUrl, user, rendered);
-    const mail = passkeyRegistrationMail({ language: user.preferredLanguage, link, name: user.name });
+    const mail = passkeyRegistrationMail({ language: user.preferredLanguage, link, name: user.name }); // a verified address
     await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
   }
   const details = await appendEvent(trx, {
@@ -104,10 +104,17 @@ export async function issuePasskeyCode(
 /**
  * Uses the user's code under its row lock: a right one is deleted (used once); a wrong code under the
  * right id counts a try. Every refusal is the same `invalid` (wrong id, wrong code, expired, used up,
- * none pending).
+ * none pending), and counts as a failure of the client address of the request being served
+ * (secret-tries.ts; Throttled past its limit, nothing checked): the API's RegisterPasskey counts so;
+ * the passkey page, which takes the try itself before the transaction, serves its requests without
+ * such an address, so nothing counts twice.
  * On `invalid` the caller commits (so the try counts) and starts nothing.
  */
 export async function useRegistrationCode(trx: DB, userId: string, given: { id: string; code: string }, now: Date): Promise<'valid' | 'invalid'> {
+  return secretTry(() => checkRegistrationCode(trx, userId, given, now), (result) => result !== 'valid');
+}
+
+async function checkRegistrationCode(trx: DB, userId: string, given: { id: string; code: string }, now: Date): Promise<'valid' | 'invalid'> {
   const row = await findPasskeyCodeForUpdate(trx, userId);
   if (row === undefined) return 'invalid';
   if (row.attempts >= PASSKEY_CODE_MAX_ATTEMPTS || row.expires_at.getTime() <= now.getTime()) return 'invalid';

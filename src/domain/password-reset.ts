@@ -24,6 +24,7 @@ import { safeEqual, sha256 } from './crypto.ts';
 import { checkMailLimits, checkMailLink, newEmailCode, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { enqueueMail } from './outbox.ts';
+import { secretTry } from './secret-tries.ts';
 
 export const PASSWORD_CODE_SECONDS = 3600;
 export const PASSWORD_CODE_MAX_ATTEMPTS = 5;
@@ -82,11 +83,28 @@ function resetLink(trx: DB, user: EmailCodeUser, code: string, template: string,
 export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';
 
 /**
+ * Checks the user's reset code under its row lock without using it up: a wrong one counts a try.
+ * SetPassword checks the code so before it hashes the new password, so that a wrong code costs no
+ * argon2 run, and uses it (useResetCode) in the transaction that stores the password. The check is
+ * one of the client address's tries (secret-tries.ts: Throttled past the limit, nothing checked).
+ * On anything but `valid` the caller commits (so the try counts).
+ */
+export async function checkResetCode(trx: DB, userId: string, code: string, now = new Date()): Promise<ResetCodeResult> {
+  return secretTry(() => resetCodeMatches(trx, userId, code, now), (result) => result !== 'valid');
+}
+
+/**
  * Checks the user's reset code under its row lock: a right one is deleted (used once), a wrong one
  * counts a try. Call it in the transaction that sets the password; on anything but `valid` the
  * caller commits (so the try counts) and sets nothing.
  */
 export async function useResetCode(trx: DB, userId: string, code: string, now = new Date()): Promise<ResetCodeResult> {
+  const result = await resetCodeMatches(trx, userId, code, now);
+  if (result === 'valid') await deletePasswordResetCode(trx, userId);
+  return result;
+}
+
+async function resetCodeMatches(trx: DB, userId: string, code: string, now: Date): Promise<ResetCodeResult> {
   const row = await findPasswordResetCodeForUpdate(trx, userId);
   if (row === undefined) return 'not_pending';
   if (row.attempts >= PASSWORD_CODE_MAX_ATTEMPTS) return 'invalid';
@@ -95,7 +113,6 @@ export async function useResetCode(trx: DB, userId: string, code: string, now = 
     await countPasswordResetAttempt(trx, userId);
     return 'invalid';
   }
-  await deletePasswordResetCode(trx, userId);
   return 'valid';
 }
 

@@ -30,6 +30,7 @@ import {
 } from '../store/users.ts';
 import { decoyVerify, hashSecret, verifySecret } from './crypto.ts';
 import { countFailedAttempt, currentLock } from './lockout.ts';
+import { secretTry } from './secret-tries.ts';
 import { issueEmailCode } from './email-codes.ts';
 import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken } from './identifiers.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
@@ -332,20 +333,36 @@ export async function changeHuman(
 const MAX_PROOF_LENGTH = 1024;
 
 /**
- * A user changing its own password proves it with the current one (SPEC 10.11): a wrong one counts
- * towards the lockout unless the user is locked already (failures during a lock do not extend it),
- * and the answer is the same either way; only the right password of a locked user learns of the lock.
+ * `locked` is no longer answered (a locked user gets `invalid`, without a hash); it stays in the
+ * type while callers still handle it.
+ */
+export type CurrentPasswordCheck = { kind: 'valid' } | { kind: 'invalid' } | { kind: 'locked'; until: Date };
+
+/**
+ * A user changing its own password proves it with the current one. Each try is one of the client
+ * address's tries (secret-tries.ts: Throttled before any hash past the limit, SPEC 10.11). While the
+ * user is locked no hash is computed at all, and the answer is the wrong password's, right or not:
+ * the lock is not a reason to spend argon2 on every request of a guesser (failures during a lock do
+ * not extend it). Otherwise a wrong password counts towards the lockout.
  */
 export async function checkCurrentPassword(
   gh: Gatehouse,
   user: Pick<UserRow, 'id' | 'org_id' | 'password_hash'>,
   password: string,
   now = new Date(),
-): Promise<{ kind: 'valid' } | { kind: 'invalid' } | { kind: 'locked'; until: Date }> {
-  const lockedUntil = await currentLock(gh.db, user.id, now);
-  const right =
-    password.length <= MAX_PROOF_LENGTH && user.password_hash !== null ? await verifySecret(user.password_hash, password) : await decoyVerify(password.slice(0, MAX_PROOF_LENGTH));
-  if (right) return lockedUntil === undefined ? { kind: 'valid' } : { kind: 'locked', until: lockedUntil };
-  if (lockedUntil === undefined) await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
-  return { kind: 'invalid' };
+): Promise<CurrentPasswordCheck> {
+  return secretTry<CurrentPasswordCheck>(
+    async () => {
+      if ((await currentLock(gh.db, user.id, now)) !== undefined) {
+        gh.log.info({ event: 'login.failed', factor: 'password', userId: user.id, locked: true }, 'current password refused: user locked');
+        return { kind: 'invalid' };
+      }
+      const right =
+        password.length <= MAX_PROOF_LENGTH && user.password_hash !== null ? await verifySecret(user.password_hash, password) : await decoyVerify(password.slice(0, MAX_PROOF_LENGTH));
+      if (right) return { kind: 'valid' };
+      await countFailedAttempt(gh, { user: { id: user.id, orgId: user.org_id }, factor: 'password' }, now);
+      return { kind: 'invalid' };
+    },
+    (check) => check.kind !== 'valid',
+  );
 }

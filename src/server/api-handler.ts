@@ -42,6 +42,7 @@ import { clientKey, createStreamGate, STREAM_LIMITS, streamLimitInterceptor, typ
 import type { TrustedProxies } from '../config/ip-addresses.ts';
 import type { Gatehouse } from '../context.ts';
 import type { Principal } from '../domain/principal.ts';
+import { withFailureBudget } from '../domain/secret-tries.ts';
 import { limitKeyOf } from '../http/client-address.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../http/node-types.ts';
 import { reachable, type DB } from '../store/database.ts';
@@ -133,6 +134,15 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
     log,
   });
 
+  /**
+   * Runs a call with the caller's address as the one its secret checks count against (a current
+   * password, a reset, email or passkey link code: domain/secret-tries.ts, SPEC 10.22).
+   */
+  function withCallerBudget<T>(req: NodeRequest, work: () => Promise<T>): Promise<T> {
+    if (gh === undefined) return work();
+    return withFailureBudget({ throttle: gh.throttle, address: limitKeyOf(req, gh.config.trustedProxies) }, work);
+  }
+
   async function serveProcedure(handler: UniversalHandler, req: NodeRequest, res: NodeResponse): Promise<void> {
     let request: UniversalServerRequest;
     try {
@@ -159,10 +169,10 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
       const path = (req.url ?? '').split('?', 1)[0] ?? '';
       const procedure = procedures.get(path);
       if (procedure !== undefined) {
-        await serveProcedure(procedure, req, res);
+        await withCallerBudget(req, () => serveProcedure(procedure, req, res));
         return true;
       }
-      if (await rest.handle(req, res)) return true;
+      if (await withCallerBudget(req, () => rest.handle(req, res))) return true;
       if (isRpcRequest(req, path)) {
         answerUnimplemented(req, res, path);
         return true;

@@ -293,6 +293,10 @@ export interface EmailCodesTable {
   expires_at: Timestamp;
   created_at: Timestamp;
   attempts: Generated<number>;
+  /** The code's id, which the default mailed link carries (2026_11_26_0015); null for older codes. */
+  id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Wrong tries that did not present the code's id (2026_11_26_0015). */
+  anonymous_attempts: Generated<number>;
 }
 
 /** Password reset codes (2026_11_24_0010): one pending code per user. */

@@ -1,24 +1,26 @@
 /**
- * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11):
+ * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11, 10.22):
  *
  * - The new password follows the password policy (InvalidArgument naming `newPassword.password`);
  *   it is stored as an argon2id hash. Sessions and tokens stay: a password change signs no one out.
  * - The user itself proves the right with its current password or a reset code; an administrator
  *   (ORG_OWNER of the user's organization, IAM_OWNER) may set it without, and when it gives either,
  *   it is checked as well. A wrong current password counts towards the user's lockout like a wrong
- *   password at the login; only when it is right does the answer tell of a lock (SPEC 10.11).
+ *   password at the login; a locked user's is refused without a hash, with the same answer. Both
+ *   proofs are tries of the caller's address (20 failures a minute, then ResourceExhausted with
+ *   Retry-After before any hash), and a reset code is checked before the new password is hashed.
  * - PasswordReset mails a code to the user's verified address (a link too, with `urlTemplate`), or
  *   returns it to an administrator acting on another user (SPEC 10.1: a user asking for itself gets
  *   its code by mail only). The code is used with SetPassword's `verificationCode`: the login UI has
  *   no password reset page. There is no SMS delivery.
  */
-import { Code, type ServiceImpl } from '@connectrpc/connect';
+import { Code, type ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
 import { NotificationType } from '../../../gen/zitadel/user/v2/password_pb.js';
 import type { PasswordResetRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
 import { hashSecret } from '../../domain/crypto.ts';
-import { issuePasswordResetCode, storePassword, useResetCode, type PasswordProof, type ResetDelivery } from '../../domain/password-reset.ts';
+import { checkResetCode, issuePasswordResetCode, storePassword, useResetCode, type PasswordProof, type ResetCodeResult, type ResetDelivery } from '../../domain/password-reset.ts';
 import { passwordPolicyProblem } from '../../domain/password-policy.ts';
 import { checkCurrentPassword } from '../../domain/user-admin.ts';
 import { creatorOf } from '../../domain/principal.ts';
@@ -27,7 +29,7 @@ import { takeUserRowLock } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails } from '../management/details.ts';
-import { checkUrlTemplate, codeMailError, codeRecipient, fieldError, lockedError, requireHuman } from './credentials-common.ts';
+import { checkUrlTemplate, codeMailError, codeRecipient, fieldError, requireHuman } from './credentials-common.ts';
 import { targetUser } from './target.ts';
 
 type PasswordMethods = Pick<ServiceImpl<typeof UserService>, 'setPassword' | 'passwordReset'>;
@@ -46,11 +48,22 @@ function checkNewPassword(password: Password | undefined): string {
   return password.password;
 }
 
-/** The user's current password (SPEC 10.11, domain/user-admin.ts). */
+/** The user's current password (SPEC 10.11, 10.22, domain/user-admin.ts): a locked user's is refused unchecked. */
 async function proveCurrentPassword(gh: Gatehouse, row: UserRow, given: string, now: Date): Promise<void> {
   const check = await checkCurrentPassword(gh, row, given, now);
-  if (check.kind === 'locked') throw lockedError(check.until, now);
-  if (check.kind === 'invalid') throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');
+  if (check.kind !== 'valid') throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');
+}
+
+/** A reset code that does not allow setting the password. */
+function resetCodeError(result: Exclude<ResetCodeResult, 'valid'>): ConnectError {
+  switch (result) {
+    case 'invalid':
+      return apiError(Code.InvalidArgument, 'USER-CodeInvalid', 'verificationCode: is invalid');
+    case 'expired':
+      return apiError(Code.FailedPrecondition, 'USER-CodeExpired', 'verificationCode: has expired; ask for a new one with PasswordReset');
+    case 'not_pending':
+      return apiError(Code.FailedPrecondition, 'USER-NoCode', 'verificationCode: no password reset code is pending');
+  }
 }
 
 /** How a reset code travels; a template's syntax is checked before the user is looked up. */
@@ -78,28 +91,26 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
         throw apiError(Code.PermissionDenied, 'USER-PasswordProof', 'changing your own password needs currentPassword or a verificationCode from PasswordReset');
       }
       if (verification.case === 'currentPassword') await proveCurrentPassword(gh, target.row, verification.value, now);
+      const code = verification.case !== 'verificationCode' ? undefined : verification.value.length <= MAX_PROOF_LENGTH ? verification.value : '';
+      // A reset code is checked before the new password is hashed: a wrong one costs no argon2 run.
+      const checked = code === undefined ? 'valid' : await gh.db.transaction().execute(async (trx) => {
+        await takeUserRowLock(trx, target.row.id);
+        return checkResetCode(trx, target.row.id, code, now);
+      });
+      if (checked !== 'valid') throw resetCodeError(checked);
       const passwordHash = await hashSecret(password);
       const proof: PasswordProof = verification.case === 'currentPassword' ? 'current_password' : verification.case === 'verificationCode' ? 'reset_code' : 'administrator';
       const outcome = await gh.db.transaction().execute(async (trx) => {
         await takeUserRowLock(trx, target.row.id);
-        if (verification.case === 'verificationCode') {
-          const code = verification.value.length <= MAX_PROOF_LENGTH ? verification.value : '';
-          const result = await useResetCode(trx, target.row.id, code, now);
+        if (code !== undefined) {
+          const result = await useResetCode(trx, target.row.id, code, now); // used by a concurrent call meanwhile?
           if (result !== 'valid') return { result } as const;
         }
         const user = { id: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id };
         return { result: 'set', details: await storePassword(trx, user, passwordHash, proof, creatorOf(principal), now) } as const;
       });
-      switch (outcome.result) {
-        case 'set':
-          return { details: changeDetails(outcome.details) };
-        case 'invalid':
-          throw apiError(Code.InvalidArgument, 'USER-CodeInvalid', 'verificationCode: is invalid');
-        case 'expired':
-          throw apiError(Code.FailedPrecondition, 'USER-CodeExpired', 'verificationCode: has expired; ask for a new one with PasswordReset');
-        case 'not_pending':
-          throw apiError(Code.FailedPrecondition, 'USER-NoCode', 'verificationCode: no password reset code is pending');
-      }
+      if (outcome.result !== 'set') throw resetCodeError(outcome.result);
+      return { details: changeDetails(outcome.details) };
     },
 
     async passwordReset(req, ctx) {

@@ -1,21 +1,29 @@
 /**
  * The email verification page (SPEC §7, §8): the default target of the link in a code mail,
- * `/ui/login/verify-email?userID=…&code=…&orgID=…`. GET shows the form prefilled from the link (no
- * code is checked on GET: mail scanners open links); POST, with the CSRF token, checks the code.
- * Not bound to a sign-in: the language comes from `ui_locales` or Accept-Language, never from the
- * user. A wrong code, an unknown user, an already used code and a code voided by too many tries all
- * get the same answer (no enumeration); only an expired code is told apart, so the user asks for a
- * new one.
+ * `/ui/login/verify-email?userID=…&code=…&orgID=…&codeID=…`. GET shows the form prefilled from the
+ * link (no code is checked on GET: mail scanners open links); POST, with the CSRF token, checks the
+ * code. Not bound to a sign-in: the language comes from `ui_locales` or Accept-Language, never from
+ * the user. A wrong code, an unknown user, an already used code and a code voided by too many tries
+ * all get the same answer (no enumeration); only an expired code is told apart, so the user asks for
+ * a new one.
+ *
+ * Anyone may post here for any user id (SPEC 10.22): a try counts towards the code's own tries only
+ * with the code's id from the mailed link (a hidden field), so strangers cannot void someone's code
+ * (domain/email-codes.ts). Every try is one of the client address's tries: past 20 failures a
+ * minute the page answers 429 with Retry-After, checking nothing.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { verifyEmailCode } from '../../domain/email-codes.ts';
+import { verifyEmailCode, type EmailCodeResult } from '../../domain/email-codes.ts';
+import { Throttled } from '../../domain/failure-throttle.ts';
+import { withFailureBudget } from '../../domain/secret-tries.ts';
 import { parseParams, readForm } from '../../http/form.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { LOGIN_UI_PATH } from '../../http/paths.ts';
 import { sendPage } from '../../http/respond.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
+import { clientAddress } from '../flow.ts';
 import { button, field } from '../layout.ts';
 import { messagesForParams, type Messages } from '../messages.ts';
 
@@ -30,6 +38,12 @@ interface Fields {
   userId: string;
   code: string;
   orgId: string;
+  /** The code's id, from the link; empty when the link (or a typed form) has none. */
+  codeId: string;
+}
+
+function fieldsOf(values: ReadonlyMap<string, string>): Fields {
+  return { userId: clip(values.get('userID'), MAX_ID), code: clip(values.get('code'), MAX_CODE), orgId: clip(values.get('orgID'), MAX_ID), codeId: clip(values.get('codeID'), MAX_ID) };
 }
 
 function messagesOf(req: Request, params: ReadonlyMap<string, string>): Messages {
@@ -45,6 +59,7 @@ function render(res: Response, m: Messages, csrf: string, status: number, fields
 <form method="post" action="${VERIFY_EMAIL_PATH}">
 <input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
 <input type="hidden" name="orgID" value="${fields.orgId}">
+${fields.codeId === '' ? '' : html`<input type="hidden" name="codeID" value="${fields.codeId}">`}
 ${
   fields.userId === ''
     ? field({ name: 'userID', label: m.verifyEmailUserId, value: '', autocomplete: 'off', maxLength: MAX_ID, verbatim: true })
@@ -70,8 +85,7 @@ export function verifyEmailStep(gh: Gatehouse) {
     show(req: Request, res: Response): void {
       const q = req.originalUrl.indexOf('?');
       const params = parseParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
-      const fields = { userId: clip(params.get('userID'), MAX_ID), code: clip(params.get('code'), MAX_CODE), orgId: clip(params.get('orgID'), MAX_ID) };
-      render(res, messagesOf(req, params), csrfTokenFor(gh, req, res), 200, fields);
+      render(res, messagesOf(req, params), csrfTokenFor(gh, req, res), 200, fieldsOf(params));
     },
 
     async submit(req: Request, res: Response): Promise<void> {
@@ -82,10 +96,19 @@ export function verifyEmailStep(gh: Gatehouse) {
         return;
       }
       const csrf = form.get(CSRF_FIELD)!;
-      const fields = { userId: clip(form.get('userID'), MAX_ID), code: clip(form.get('code'), MAX_CODE), orgId: clip(form.get('orgID'), MAX_ID) };
+      const fields = fieldsOf(form);
       if (fields.code === '') return render(res, m, csrf, 400, fields, { alert: m.fixFields, field: m.required });
-      // No user id: nothing can match; answered like a wrong code.
-      const result = fields.userId === '' ? 'invalid' : await verifyEmailCode(gh, fields.userId, fields.code);
+      let result: EmailCodeResult;
+      try {
+        // Without a user id nothing can match: answered (and counted) like a wrong code.
+        result = await withFailureBudget({ throttle: gh.throttle, address: clientAddress(gh, req) }, () =>
+          verifyEmailCode(gh, fields.userId, fields.code, fields.codeId === '' ? undefined : fields.codeId),
+        );
+      } catch (error) {
+        if (!(error instanceof Throttled)) throw error;
+        res.set('Retry-After', String(error.retryAfterSeconds));
+        return render(res, m, csrf, 429, { ...fields, code: '' }, { alert: m.throttled(error.retryAfterSeconds) });
+      }
       if (result === 'verified') {
         sendPage(res, 200, page({ m, title: m.emailVerifiedTitle, body: html`<p>${m.emailVerifiedText}</p>` }));
         return;

@@ -13,6 +13,7 @@ import * as passwordReset from './2026_11_24_0010_password_reset.ts';
 import * as passkeys from './2026_11_24_0011_passkeys.ts';
 import * as tokenFamilyIndexes from './2026_11_24_0012_token_family_indexes.ts';
 import * as identifiers from './2026_11_26_0013_identifiers.ts';
+import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as masterKeyCheck from './2026_11_26_0014_master_key_check.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -29,5 +30,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0011_passkeys': passkeys,
   '2026_11_24_0012_token_family_indexes': tokenFamilyIndexes,
   '2026_11_26_0013_identifiers': identifiers,
+  '2026_11_26_0015_code_ids': codeIds,
   '2026_11_26_0014_master_key_check': masterKeyCheck,
 };
