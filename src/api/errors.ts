@@ -26,7 +26,7 @@ export function errorDetailOf(error: ConnectError): ErrorDetail | undefined {
 /** A client-safe error for anything thrown that is not a ConnectError. */
 export function publicError(cause: unknown): ConnectError {
   if (cause instanceof Throttled) {
-    // SPEC 10.11, 10.22: too many failed secrets from the caller's address; REST answers 429.
+    // Too many failed secrets from the caller's address (domain/secret-tries.ts); REST answers 429.
     const message = 'too many failed attempts from this address; try again later';
     return new ConnectError(message, Code.ResourceExhausted, { 'retry-after': String(cause.retryAfterSeconds) }, [
       { desc: ErrorDetailSchema, value: { id: 'API-Throttled', message } },

@@ -5,10 +5,10 @@
  * EMAIL_CODE_MAX_ATTEMPTS wrong tries; the user then needs a new code.
  *
  * A code has an id, which the default mailed link carries beside it. The verification page takes
- * tries from anyone for any user (SPEC 10.22), so only a try that presents the id counts towards the
- * code's tries; tries without it count on a small counter of their own that stops only further tries
- * without it, so a stranger can neither void a user's code nor keep its link from working. Every try
- * is also one of the client address's tries (secret-tries.ts).
+ * tries from anyone for any user, so only a try that presents the id counts towards the code's
+ * tries; tries without it count on a small counter of their own that stops only further tries
+ * without it, so a stranger can neither void a user's code nor keep its link from working. Every
+ * try is also one of the client address's tries (secret-tries.ts).
  *
  * When the code is sent, the outbox row is written in the same transaction as the code. SPEC 10.2
  * keeps the mail from serving as a relay for someone else's message: its link must lead to Gatehouse
@@ -66,8 +66,8 @@ const CODE_ID_ACTION = /\{\{ *\.CodeID *\}\}/g;
 
 /**
  * The template with `{{.CodeID}}` filled in, before src/mail/template.ts renders the rest (it knows
- * only the fields of SPEC §8). Code ids are decimal digits: nothing to encode, nothing that could add
- * to the URL's shape.
+ * only the fields API callers may use). Code ids are decimal digits: nothing to encode, nothing
+ * that could add to the URL's shape.
  */
 export function fillCodeId(template: string, codeId: string): string {
   return template.replace(CODE_ID_ACTION, codeId);

@@ -9,8 +9,8 @@
  * id of its own (the link carries both), valid one hour, one pending per user (a new one replaces
  * it), stored as sha256(salt + code), used once, and void after PASSKEY_CODE_MAX_ATTEMPTS wrong
  * tries. Mails share the code mail limits and the link rule of SPEC 10.2 with the other code mails.
- * A try counts towards the code's tries only under the code's id, which travels only in the link
- * (SPEC 10.22), and every try is one of the client address's tries (secret-tries.ts).
+ * A try counts towards the code's tries only under the code's id, which travels only in the link,
+ * and every try is one of the client address's tries (secret-tries.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { passkeyRegistrationMail } from '../mail/messages.ts';

@@ -1,9 +1,9 @@
 /**
- * Tries of guessable secrets under the per-address failure limit (SPEC 10.11), wherever the secret
- * is checked: a current password at the API, a password reset code, an email code, a passkey link
- * code. A try is taken from the client address before any work (Throttled past the limit, so no
- * hash is computed for a throttled address) and given back when the secret proved right, or when
- * nothing was checked; only failures stay counted.
+ * Tries of guessable secrets under the per-address failure limit (failure-throttle.ts), wherever
+ * the secret is checked: a current password at the API, a password reset code, an email code, a
+ * passkey link code. A try is taken from the client address before any work (Throttled past the
+ * limit, so no hash is computed for a throttled address) and given back when the secret proved
+ * right, or when nothing was checked; only failures stay counted.
  *
  * The address is the one of the request being served, carried with it (AsyncLocalStorage) rather
  * than passed down: the API handler sets it for every call of every protocol, the login pages that

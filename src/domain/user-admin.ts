@@ -340,7 +340,7 @@ export type CurrentPasswordCheck = { kind: 'valid' } | { kind: 'invalid' } | { k
 
 /**
  * A user changing its own password proves it with the current one. Each try is one of the client
- * address's tries (secret-tries.ts: Throttled before any hash past the limit, SPEC 10.11). While the
+ * address's tries (secret-tries.ts: Throttled before any hash past the limit). While the
  * user is locked no hash is computed at all, and the answer is the wrong password's, right or not:
  * the lock is not a reason to spend argon2 on every request of a guesser (failures during a lock do
  * not extend it). Otherwise a wrong password counts towards the lockout.

@@ -136,7 +136,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
 
   /**
    * Runs a call with the caller's address as the one its secret checks count against (a current
-   * password, a reset, email or passkey link code: domain/secret-tries.ts, SPEC 10.22).
+   * password, a reset, email or passkey link code: domain/secret-tries.ts).
    */
   function withCallerBudget<T>(req: NodeRequest, work: () => Promise<T>): Promise<T> {
     if (gh === undefined) return work();

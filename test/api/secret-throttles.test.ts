@@ -1,8 +1,8 @@
 /**
- * Every secret checked anywhere is held by the per-address failure limit (SPEC 10.11, 10.22; review
- * 2026-11-26, F22 and I14), replayed against the real server: current passwords, reset codes and
- * email codes at the API (REST and gRPC), passkey link codes at the API, and email codes at the
- * login UI's verification page, whose anonymous tries can no longer void someone's code.
+ * Every secret checked anywhere is held by the per-address failure limit, replayed against the
+ * real server: current passwords, reset codes and email codes at the API (REST and gRPC), passkey
+ * link codes at the API, and email codes at the login UI's verification page, whose anonymous tries
+ * can no longer void someone's code.
  *
  * "No hash" is observed through the password-hashing queue: while it is kept full, any request
  * that computed an argon2 hash would be answered 503 (test/support/hashing.ts).
@@ -23,7 +23,7 @@ const PASSWORD = 'Correct-Horse-9';
 const CALLBACK = 'http://localhost:3000/callback';
 const WEB = { clientId: 'throttle-web', secret: 'throttle-web-secret' };
 const USER_SCOPES = ['openid', 'urn:gatehouse:iam:org:project:id:gatehouse:aud'];
-/** SPEC 10.11: failures a minute per address (GATEHOUSE_FAILED_AUTH_RATE_LIMIT's default). */
+/** Failures a minute per address (GATEHOUSE_FAILED_AUTH_RATE_LIMIT's default). */
 const LIMIT = loadConfig({}).failedAuthRateLimit;
 
 const USERS = {
@@ -70,7 +70,7 @@ beforeAll(async () => {
       },
     ],
   });
-  // localhost (not an IP address) so that passkeys are on (SPEC §11).
+  // localhost (not an IP address) so that passkeys are on.
   ls = await startLoginServer({ GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: `http://localhost:${port}`, GATEHOUSE_SMTP_URL: mailbox.url }, document);
   tokens = await apiTokens(ls.server);
 });
@@ -108,7 +108,7 @@ function userRow(id: string) {
 const grpcUsers = () => createClient(UserService, transports(() => ls.server)[0]![1]());
 
 describe('current passwords at the API', () => {
-  // F22: 30 wrong current passwords were all answered 400, each an argon2 run, the last 20 during the lockout.
+  // The attack: 30 wrong current passwords were all answered 400, each an argon2 run, the last 20 during the lockout.
   it(`answers ${LIMIT} wrong ones a minute from an address, then 429 with Retry-After before any hash, UpdateHumanUser too`, async () => {
     const token = await userToken(USERS.guessed);
     const statuses: number[] = [];
@@ -133,7 +133,7 @@ describe('current passwords at the API', () => {
     expect(locks).toHaveLength(1);
   }, 60_000);
 
-  // F22: argon2 ran for every current password during the user's lockout.
+  // The attack: argon2 ran for every current password during the user's lockout.
   it('answers a locked user’s right password like a wrong one, without computing a hash', async () => {
     const token = await userToken(USERS.locked);
     for (let i = 0; i < 10; i++) expect((await setPassword(USERS.locked, token, { currentPassword: `wrong-${i}` })).status).toBe(400);
@@ -199,7 +199,7 @@ describe('the verification page /ui/login/verify-email', () => {
     return browser.post(PATH, { csrfToken: csrfIn(form.text), userID: userId, orgID: MGMT.org, code });
   }
 
-  // I14: 5 anonymous wrong posts voided the user's pending code; the right code afterwards was 400.
+  // The attack: 5 anonymous wrong posts voided the user's pending code; the right code afterwards was 400.
   it('lets strangers’ wrong tries neither void a pending code nor stop its mailed link', async () => {
     const sent = await rest('POST', `/v2/users/${USERS.mailed}/email`, tokens.iamAdmin, { email: 'mailed-new@managed.test', sendCode: {} });
     expect(sent.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11, 10.22):
+ * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11):
  *
  * - The new password follows the password policy (InvalidArgument naming `newPassword.password`);
  *   it is stored as an argon2id hash. Sessions and tokens stay: a password change signs no one out.
@@ -48,7 +48,7 @@ function checkNewPassword(password: Password | undefined): string {
   return password.password;
 }
 
-/** The user's current password (SPEC 10.11, 10.22, domain/user-admin.ts): a locked user's is refused unchecked. */
+/** The user's current password (domain/user-admin.ts): a locked user's is refused unchecked. */
 async function proveCurrentPassword(gh: Gatehouse, row: UserRow, given: string, now: Date): Promise<void> {
   const check = await checkCurrentPassword(gh, row, given, now);
   if (check.kind !== 'valid') throw apiError(Code.InvalidArgument, 'USER-PasswordInvalid', 'currentPassword: is not the current password');

@@ -7,7 +7,7 @@
  * all get the same answer (no enumeration); only an expired code is told apart, so the user asks for
  * a new one.
  *
- * Anyone may post here for any user id (SPEC 10.22): a try counts towards the code's own tries only
+ * Anyone may post here for any user id: a try counts towards the code's own tries only
  * with the code's id from the mailed link (a hidden field), so strangers cannot void someone's code
  * (domain/email-codes.ts). Every try is one of the client address's tries: past 20 failures a
  * minute the page answers 429 with Retry-After, checking nothing.
