@@ -13,7 +13,8 @@
  * When the code is sent, the outbox row is written in the same transaction as the code. SPEC 10.2
  * keeps the mail from serving as a relay for someone else's message: its link must lead to Gatehouse
  * or to an application of the user's organization, and code mails are limited per user and per
- * recipient address. A mail refused by a limit leaves the pending code as it was.
+ * recipient address. A mail refused by a limit leaves the pending code as it was. The address is not
+ * verified yet, so the mail carries nothing the user chose (no name in the greeting).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Gatehouse } from '../context.ts';
@@ -112,6 +113,7 @@ export interface EmailCodeUser {
   orgId: string;
   email: string;
   preferredLanguage: string | null;
+  /** How to greet the user, in mail to a verified address only (password reset, passkey links). */
   name?: string | null;
 }
 
@@ -201,7 +203,8 @@ export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: Code
     let outboxId: string | undefined;
     if (delivery.kind === 'send') {
       const link = await verificationLink(trx, user, issued, delivery.urlTemplate, context.externalUrl);
-      const mail = verificationMail({ language: user.preferredLanguage, code, link, name: user.name });
+      // The address is not verified yet: no name the user chose goes to it.
+      const mail = verificationMail({ language: user.preferredLanguage, code, link });
       outboxId = await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
     }
     const details = await appendEvent(trx, {

@@ -2,6 +2,11 @@
  * The texts of the mail Gatehouse sends (SPEC §8): English and German, chosen by the user's
  * preferred language (`de`, `de-CH`, ... → German; anything else or none → English). Every message
  * has a subject, a plain-text body and an HTML body in which every inserted value is escaped.
+ *
+ * Mail to an address nobody has shown to be the user's carries no text the user chose:
+ * whoever registers may type anything as a name, and a greeting would carry it, in Gatehouse's
+ * name, to any address. So the verification mail (always to an unverified address) greets no one by
+ * name; the password reset and passkey link mails go to verified addresses only and greet the user.
  */
 
 export type MailLanguage = 'en' | 'de';
@@ -19,8 +24,6 @@ export interface VerificationMailInput {
   code: string;
   /** The rendered verification link. */
   link: string;
-  /** How to address the user (display or given name), when known. */
-  name?: string | null | undefined;
 }
 
 export function mailLanguage(preferred: string | null | undefined): MailLanguage {
@@ -85,9 +88,9 @@ function codeMail(t: CodeMailTexts, input: { code: string; link: string | undefi
   return { subject: t.subject, text, html };
 }
 
-/** The mail with a contact email verification code and link. */
+/** The mail with a contact email verification code and link: to an unverified address, so no name. */
 export function verificationMail(input: VerificationMailInput): MailContent {
-  return codeMail(TEXTS[mailLanguage(input.language)], input);
+  return codeMail(TEXTS[mailLanguage(input.language)], { code: input.code, link: input.link });
 }
 
 const RESET_TEXTS = {
@@ -111,7 +114,10 @@ const RESET_TEXTS = {
   },
 } as const;
 
-/** The mail with a password reset code (the management API's PasswordReset), and a link when the caller gave a URL template. */
+/**
+ * The mail with a password reset code (the management API's PasswordReset), and a link when the
+ * caller gave a URL template. `name` greets the user: reset codes go to verified addresses only.
+ */
 export function passwordResetMail(input: { language: string | null | undefined; code: string; link: string | undefined; name?: string | null | undefined }): MailContent {
   return codeMail(RESET_TEXTS[mailLanguage(input.language)], input);
 }
@@ -135,7 +141,10 @@ const PASSKEY_TEXTS = {
   },
 } as const;
 
-/** The mail with a passkey registration link (CreatePasskeyRegistrationLink): a link only, no code to type. */
+/**
+ * The mail with a passkey registration link (CreatePasskeyRegistrationLink): a link only, no code to
+ * type. `name` greets the user: links go to verified addresses only.
+ */
 export function passkeyRegistrationMail(input: { language: string | null | undefined; link: string; name?: string | null | undefined }): MailContent {
   const t = PASSKEY_TEXTS[mailLanguage(input.language)];
   const name = input.name?.trim() || undefined;

@@ -1,4 +1,4 @@
-import { escapeHtml, mailLanguage, verificationMail } from './messages.ts';
+import { escapeHtml, mailLanguage, passwordResetMail, verificationMail } from './messages.ts';
 import { parseUrlTemplate, renderUrlTemplate, TemplateError, type TemplateValues } from './template.ts';
 
 const values: TemplateValues = { UserID: '200000000000000001', Code: 'AB12CD', OrgID: '100000000000000001' };
@@ -89,10 +89,19 @@ describe('verificationMail', () => {
   });
 
   it('escapes the link and the name in the HTML body', () => {
-    const mail = verificationMail({ language: 'en', code: 'AB12CD', link: 'https://a.test/v?c=1&u="><b>', name: '<img src=x>' });
+    const mail = passwordResetMail({ language: 'en', code: 'AB12CD', link: 'https://a.test/v?c=1&u="><b>', name: '<img src=x>' });
     expect(mail.html).toContain('href="https://a.test/v?c=1&amp;u=&quot;&gt;&lt;b&gt;"');
+    expect(mail.html).toContain('Hello &lt;img src=x&gt;,');
     expect(mail.html).not.toContain('<img');
     expect(mail.html).not.toContain('"><b>');
     expect(escapeHtml(`<&>"'`)).toBe('&lt;&amp;&gt;&quot;&#39;');
+  });
+
+  it('greets no one by name in the verification mail, which goes to an unverified address', () => {
+    for (const language of ['en', 'de']) {
+      const mail = verificationMail({ language, code: 'AB12CD', link: 'https://a.test/v' });
+      expect(mail.text.split('\n')[0]).toBe(language === 'de' ? 'Hallo,' : 'Hello,');
+      expect(mail.html).toContain(language === 'de' ? '<p>Hallo,</p>' : '<p>Hello,</p>');
+    }
   });
 });
