@@ -59,6 +59,15 @@ export interface Config {
    */
   failedAuthRateLimit: number;
   /**
+   * GATEHOUSE_REGISTRATIONS_PER_HOUR: self-registrations the instance accepts in any hour, from all
+   * addresses together; past it the register page answers 429 with Retry-After. A budget against
+   * floods from many addresses (an IPv6 prefix holds millions of /64s), each of which is limited to 5
+   * an hour anyway; ordinary sign-ups stay far below it. Default 1000; 0 turns this budget off, as 0
+   * does for the other limits (the per-address limit stays; switching registration off is the
+   * organizations' `allowRegister`).
+   */
+  registrationsPerHour: number;
+  /**
    * GATEHOUSE_TRUSTED_PROXIES: IP addresses of reverse proxies trusted to name the client in
    * X-Forwarded-For, for the per-address limits. Default none: the socket address counts.
    */
@@ -192,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     changePollMs: integer(env, 'GATEHOUSE_CHANGE_POLL_MS', 1000, 50),
     statementTimeoutMs: integer(env, 'GATEHOUSE_STATEMENT_TIMEOUT_MS', 10_000, 100),
     failedAuthRateLimit: integer(env, 'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 20),
+    registrationsPerHour: integer(env, 'GATEHOUSE_REGISTRATIONS_PER_HOUR', 1000),
     metricsToken: text(env, 'GATEHOUSE_METRICS_TOKEN'),
     trustedProxies: proxies(env),
     grpcReflection: boolean(env, 'GATEHOUSE_GRPC_REFLECTION', true),

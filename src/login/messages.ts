@@ -104,6 +104,7 @@ export interface Messages extends PageTexts {
   requestExpired: string;
   csrfFailed: string;
   registrationUnavailable: string;
+  registrationLimited: (minutes: number) => string;
 }
 
 const en: Messages = {
@@ -197,6 +198,7 @@ const en: Messages = {
   requestExpired: 'This sign-in request is unknown or has expired, or your browser does not send cookies. Return to the application and sign in again.',
   csrfFailed: 'The form has expired or was sent from another site. Go back, reload the page and try again.',
   registrationUnavailable: 'Creating an account is not available here. Sign in with an existing account.',
+  registrationLimited: (minutes) => `Too many accounts have been created recently. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
 };
 
 const de: Messages = {
@@ -290,6 +292,7 @@ const de: Messages = {
   requestExpired: 'Diese Anmeldeanfrage ist unbekannt oder abgelaufen, oder Ihr Browser sendet keine Cookies. Kehren Sie zur Anwendung zurück und melden Sie sich erneut an.',
   csrfFailed: 'Das Formular ist abgelaufen oder wurde von einer anderen Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   registrationUnavailable: 'Hier kann kein Konto erstellt werden. Melden Sie sich mit einem bestehenden Konto an.',
+  registrationLimited: (minutes) => `In letzter Zeit wurden zu viele Konten erstellt. Bitte versuchen Sie es in ${minutes} ${minutes === 1 ? 'Minute' : 'Minuten'} erneut.`,
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, de };

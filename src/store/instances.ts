@@ -56,16 +56,6 @@ export async function deleteInstanceFeatures(db: DB, instanceId: string): Promis
   await db.deleteFrom('instance_features').where('instance_id', '=', instanceId).execute();
 }
 
-/** The instance's default organization and its `allow_register` setting (null: unset). */
-export async function findRegistrationTarget(db: DB, instanceId: string): Promise<{ id: string; allow_register: boolean | null } | undefined> {
-  return db
-    .selectFrom('instances')
-    .innerJoin('orgs', 'orgs.id', 'instances.default_org_id')
-    .select(['orgs.id', 'orgs.allow_register'])
-    .where('instances.id', '=', instanceId)
-    .executeTakeFirst();
-}
-
 /** The id of the first instance created, or undefined on a database without one. */
 export async function findFirstInstanceId(db: DB): Promise<string | undefined> {
   const row = await db.selectFrom('instances').select('id').orderBy('created_at').executeTakeFirst();

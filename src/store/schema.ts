@@ -375,6 +375,15 @@ export interface IdentifiersTable {
 
 export type IdentifierOwnerType = 'user' | 'project' | 'app';
 
+/** Self-registrations of the last hour, for their limits (2026_11_26_0016). */
+export interface RegistrationsTable {
+  user_id: string;
+  instance_id: string;
+  /** The client address's limit key (an IPv4 address or an IPv6 /64). */
+  address: string;
+  created_at: Timestamp;
+}
+
 /** Mail waiting for delivery (2026_11_22_0005); the delivery worker owns the columns after insert. */
 export interface OutboxTable {
   id: string;
@@ -419,6 +428,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   passkey_codes: PasskeyCodesTable;
   identifiers: IdentifiersTable;
+  registrations: RegistrationsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

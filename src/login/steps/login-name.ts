@@ -35,7 +35,7 @@ export async function renderLoginName(gh: Gatehouse, res: Response, step: Step, 
   const { m, request } = step;
   const error = problem.field;
   const signedIn = (await activeSessions(gh.db, gh.instanceId, request.browser)).length > 0;
-  const canRegister = (await registrationOrg(gh)) !== undefined; // SPEC 10.12
+  const canRegister = (await registrationOrg(gh, request)) !== undefined; // the application's organization allows it
   const passkeys = passkeysEnabled(gh);
   const body = html`<p>${m.loginIntro}</p>
 <form method="post" action="${stepAction('login')}">

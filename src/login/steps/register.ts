@@ -1,8 +1,11 @@
 /**
  * Registration (prompt=create): user name, email, given and family name, password and its
  * confirmation, under a password policy stated on the page. A new user continues the sign-in at
- * once, authenticated by the password just chosen (amr pwd). Where the default organization does not
- * allow self-registration (SPEC 10.12), the page says so (403) and links to the sign-in instead.
+ * once, authenticated by the password just chosen (amr pwd). The user joins the organization of the
+ * application that asked for the sign-in; where that organization does not allow self-registration
+ * the page says so (403) and links to the sign-in instead. An address's sixth
+ * registration of the hour, or one past the instance's hourly budget, gets 429 with Retry-After
+ * before any hash (login/registration.ts).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -76,7 +79,7 @@ ${link(stepPath('login', request.id), m.haveAccount)}
   sendStep(res, step, status, page({ m, title: m.registerTitle, alert: alert ?? (first ? m.fixFields : undefined), body }));
 }
 
-/** SPEC 10.12: registration switched off: say so, and offer the way to sign in instead. */
+/** No registration for this application: say so, and offer the way to sign in instead. */
 function renderClosed(res: Response, step: Step): void {
   const { m, request } = step;
   const body = html`<nav class="links">
@@ -90,7 +93,7 @@ export function registerStep(gh: Gatehouse) {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
       if (!step) return;
-      if ((await registrationOrg(gh)) === undefined) return renderClosed(res, step);
+      if ((await registrationOrg(gh, step.request)) === undefined) return renderClosed(res, step);
       render(res, step, 200, {});
     },
 
@@ -98,7 +101,8 @@ export function registerStep(gh: Gatehouse) {
       const step = await submitStep(gh, req, res);
       if (!step) return;
       const { m, request } = step;
-      if ((await registrationOrg(gh)) === undefined) return renderClosed(res, step);
+      const orgId = await registrationOrg(gh, request);
+      if (orgId === undefined) return renderClosed(res, step);
       const values = valuesOf(step.form);
       const problems = validate(m, values);
       if (Object.keys(problems).length > 0) return render(res, step, 400, values, problems);
@@ -111,13 +115,17 @@ export function registerStep(gh: Gatehouse) {
         res.set('Retry-After', String(wait));
         return render(res, step, 429, values, {}, m.throttled(wait));
       }
-      const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang }).catch((error: unknown) => {
+      const result = await registerHuman(gh, { ...values, preferredLanguage: m.lang, orgId, address }).catch((error: unknown) => {
         gh.throttle.succeeded(address); // nothing was answered (a full hashing queue, an outage)
         throw error;
       });
       if (result.kind === 'taken') return render(res, step, 400, values, { userName: m.userNameTaken });
       gh.throttle.succeeded(address);
-      if (result.kind === 'unavailable') return renderClosed(res, step);
+      if (result.kind === 'limited') {
+        // too many accounts from this address, or from everywhere, within the hour
+        res.set('Retry-After', String(result.retryAfterSeconds));
+        return render(res, step, 429, values, {}, m.registrationLimited(Math.ceil(result.retryAfterSeconds / 60)));
+      }
       await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);
     },
   };

@@ -15,6 +15,7 @@ import * as tokenFamilyIndexes from './2026_11_24_0012_token_family_indexes.ts';
 import * as identifiers from './2026_11_26_0013_identifiers.ts';
 import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as masterKeyCheck from './2026_11_26_0014_master_key_check.ts';
+import * as registrationLimits from './2026_11_26_0016_registration_limits.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0013_identifiers': identifiers,
   '2026_11_26_0015_code_ids': codeIds,
   '2026_11_26_0014_master_key_check': masterKeyCheck,
+  '2026_11_26_0016_registration_limits': registrationLimits,
 };
