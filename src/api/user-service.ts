@@ -32,7 +32,7 @@ import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { isValidEmail } from '../domain/email-address.ts';
 import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/email-codes.ts';
-import { changeContactEmail, type EmailChange } from '../domain/contact-email.ts';
+import { changeContactEmail, vouchedChange, type EmailChange } from '../domain/contact-email.ts';
 import type { ChangeDetails } from '../domain/events.ts';
 import { accessTo, type UserAccess } from '../domain/permissions.ts';
 import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
@@ -41,6 +41,7 @@ import type { DB } from '../store/database.ts';
 import { findContactUserForUpdate, listUserRoles } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
+import { voucherOf } from './management/access.ts';
 
 interface TargetUser extends EmailCodeUser {
   kind: 'human' | 'machine';
@@ -125,7 +126,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
           throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
         checkReturnCode(user, how);
-        const change: EmailChange = how === undefined ? { address, verified: true } : { address, verified: false, delivery: how };
+        const change: EmailChange = how === undefined ? await vouchedChange(trx, user, address, voucherOf(principal)) : { address, verified: false, delivery: how };
         try {
           return await changeContactEmail(trx, user, change, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
         } catch (error) {

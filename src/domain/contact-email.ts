@@ -6,23 +6,52 @@
  * new code, mailed or returned (domain/email-codes.ts).
  *
  * The caller has checked who may do what (SPEC 10.1) and holds the user's row lock.
+ *
+ * Whose word counts (vouchedChange): an instance-wide administrator vouches for any address; an
+ * organization's administrator only for an address no user outside its organizations has (verified
+ * or not). Otherwise the address is stored unverified and a code is mailed to it, with the answer a
+ * vouch gets: an organization's owner must neither make another organization's clients see
+ * `email_verified: true` for an impostor of one of its users, nor learn that the address is taken.
  */
 import { deleteEmailCode } from '../store/email-codes.ts';
 import type { DB } from '../store/database.ts';
-import { setUserEmail } from '../store/users.ts';
-import { issueEmailCode, type CodeDelivery, type EmailCodeUser, type IssueContext, type IssuedEmailCode } from './email-codes.ts';
+import { emailHeldOutside, setUserEmail } from '../store/users.ts';
+import { checkMailLimits, issueEmailCode, MailLimitReached, type CodeDelivery, type EmailCodeUser, type IssueContext, type IssuedEmailCode } from './email-codes.ts';
 import { appendEvent } from './events.ts';
 
 export type EmailChange =
   /** Verified by an administrator's word: no code. */
   | { address: string; verified: true }
-  | { address: string; verified: false; delivery: CodeDelivery };
+  /** Unverified, with a code delivered as said, or no code now (`undefined`: a vouch that did not count, past the mail limits). */
+  | { address: string; verified: false; delivery: CodeDelivery | undefined };
+
+/** Who vouches for an address: an instance-wide administrator, or an administrator of these organizations. */
+export type Voucher = 'instance' | { orgIds: readonly string[] };
+
+/**
+ * What an administrator's `isVerified` for `address` becomes (see the module comment): verified, or
+ * unverified with a code mailed to the address (none when a mail limit is reached, rather than an
+ * answer that differs).
+ */
+export async function vouchedChange(trx: DB, user: Pick<EmailCodeUser, 'id' | 'instanceId' | 'orgId' | 'preferredLanguage'>, address: string, voucher: Voucher): Promise<EmailChange> {
+  if (voucher === 'instance' || !(await emailHeldOutside(trx, user.instanceId, address, voucher.orgIds, user.id))) return { address, verified: true };
+  try {
+    await checkMailLimits(trx, { ...user, email: address });
+    return { address, verified: false, delivery: { kind: 'send' } };
+  } catch (error) {
+    if (error instanceof MailLimitReached) return { address, verified: false, delivery: undefined };
+    throw error;
+  }
+}
 
 export async function changeContactEmail(trx: DB, user: EmailCodeUser, change: EmailChange, context: IssueContext, now = new Date()): Promise<IssuedEmailCode> {
   await setUserEmail(trx, user.id, change.address, change.verified, now);
   const event = { instanceId: user.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, creator: context.creator, payload: { email: change.address } };
-  await appendEvent(trx, { ...event, type: 'user.human.email.changed' });
-  if (!change.verified) return issueEmailCode(trx, { ...user, email: change.address }, change.delivery, context);
+  const changed = await appendEvent(trx, { ...event, type: 'user.human.email.changed' });
+  if (!change.verified) {
+    if (change.delivery === undefined) return { details: changed };
+    return issueEmailCode(trx, { ...user, email: change.address }, change.delivery, context);
+  }
   await deleteEmailCode(trx, user.id);
   return { details: await appendEvent(trx, { ...event, type: 'user.human.email.verified' }) };
 }

@@ -434,3 +434,19 @@ export async function listUsers(
     .limit(page.limit)
     .execute();
 }
+
+/**
+ * Whether a user other than `exceptUserId`, of an organization not in `orgIds`, has `email` (any
+ * letter case, verified or not): what an org-scoped administrator may not vouch for.
+ */
+export async function emailHeldOutside(db: DB, instanceId: string, email: string, orgIds: readonly string[], exceptUserId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('users.id')
+    .where('users.instance_id', '=', instanceId)
+    .where(sql`lower(users.email)`, '=', sql`lower(${email})`)
+    .where('users.id', '<>', exceptUserId)
+    .$if(orgIds.length > 0, (qb) => qb.where('users.org_id', 'not in', [...orgIds]))
+    .executeTakeFirst();
+  return row !== undefined;
+}

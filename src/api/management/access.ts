@@ -11,6 +11,7 @@
  * id of another organization's object: the answer does not tell which ids exist.
  */
 import { Code, type ConnectError } from '@connectrpc/connect';
+import type { Voucher } from '../../domain/contact-email.ts';
 import { hasRole, type Principal } from '../../domain/principal.ts';
 import { apiError } from '../errors.ts';
 
@@ -60,4 +61,10 @@ export function visibleOrg(managed: ManagedOrgs, orgId: string | undefined, what
 /** The organization filter of a list: undefined for all, else the ids the caller manages. */
 export function listFilter(managed: ManagedOrgs): readonly string[] | undefined {
   return managed.all ? undefined : [...managed.orgIds];
+}
+
+/** Whose addresses the caller's `isVerified` may vouch for (domain/contact-email.ts vouchedChange). */
+export function voucherOf(principal: Principal): Voucher {
+  const managed = managedOrgs(principal);
+  return managed === undefined || managed.all ? 'instance' : { orgIds: [...managed.orgIds] };
 }

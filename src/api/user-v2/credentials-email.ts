@@ -16,7 +16,7 @@ import { Code, type ServiceImpl } from '@connectrpc/connect';
 import type { SendEmailVerificationCode } from '../../../gen/zitadel/user/v2/email_pb.js';
 import type { UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
-import { changeContactEmail, type EmailChange } from '../../domain/contact-email.ts';
+import { changeContactEmail, vouchedChange, type EmailChange } from '../../domain/contact-email.ts';
 import { isValidEmail } from '../../domain/email-address.ts';
 import { issueEmailCode, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../../domain/email-codes.ts';
 import { creatorOf, type Principal } from '../../domain/principal.ts';
@@ -24,6 +24,7 @@ import type { DB } from '../../store/database.ts';
 import { findContactUserForUpdate, type ContactUserRow } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
+import { voucherOf } from '../management/access.ts';
 import { changeDetails } from '../management/details.ts';
 import { checkUrlTemplate, codeMailError, emailCodeUserOf, fieldError, requireHuman, requireManagerForReturnedCode } from './credentials-common.ts';
 import { targetUser, userNotFound } from './target.ts';
@@ -65,14 +66,15 @@ export function emailMethods(gh: Gatehouse): EmailMethods {
       if (!isValidEmail(address)) throw fieldError('email', 'is not a valid email address');
       const verification = req.verification;
       const verified = verification.case === 'isVerified' && verification.value;
-      const change: EmailChange = verified ? { address, verified: true } : { address, verified: false, delivery: codeDelivery(verification) };
+      const delivery = verified ? undefined : codeDelivery(verification);
       const result = await gh.db.transaction().execute(async (trx) => {
         const { access, user } = await lockedContact(trx, principal, req.userId);
         // SPEC 10.1: nobody vouches for its own address, not even an IAM_OWNER.
         if (verified && access !== 'manage') {
           throw apiError(Code.PermissionDenied, 'USER-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
-        if (!change.verified && change.delivery.kind === 'return') requireManagerForReturnedCode(access, 'returnCode');
+        if (delivery?.kind === 'return') requireManagerForReturnedCode(access, 'returnCode');
+        const change: EmailChange = delivery === undefined ? await vouchedChange(trx, user, address, voucherOf(principal)) : { address, verified: false, delivery };
         try {
           return await changeContactEmail(trx, user, change, issueContext(principal));
         } catch (error) {

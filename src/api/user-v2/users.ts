@@ -41,7 +41,7 @@ import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
 import { countUsers, findUserWithOrgDomain, listUsers } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
-import { listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../management/access.ts';
+import { listFilter, requireManager, visibleOrg, voucherOf, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
 import { lockedError } from './credentials-common.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
@@ -50,7 +50,7 @@ import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
 
 export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserService>> {
-  const admin = (principal: Principal): AdminContext => ({ gh, creator: creatorOf(principal) });
+  const admin = (principal: Principal): AdminContext => ({ gh, creator: creatorOf(principal), voucher: voucherOf(principal) });
 
   /** The organization a new user goes to, after the permission check. */
   async function creationOrg(db: DB, principal: Principal, managed: ManagedOrgs, ref: Organization['org']): Promise<string> {

@@ -13,9 +13,10 @@ import * as passwordReset from './2026_11_24_0010_password_reset.ts';
 import * as passkeys from './2026_11_24_0011_passkeys.ts';
 import * as tokenFamilyIndexes from './2026_11_24_0012_token_family_indexes.ts';
 import * as identifiers from './2026_11_26_0013_identifiers.ts';
-import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as masterKeyCheck from './2026_11_26_0014_master_key_check.ts';
+import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as registrationLimits from './2026_11_26_0016_registration_limits.ts';
+import * as emailIndex from './2026_11_26_0017_email_index.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -31,7 +32,8 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_0011_passkeys': passkeys,
   '2026_11_24_0012_token_family_indexes': tokenFamilyIndexes,
   '2026_11_26_0013_identifiers': identifiers,
-  '2026_11_26_0015_code_ids': codeIds,
   '2026_11_26_0014_master_key_check': masterKeyCheck,
+  '2026_11_26_0015_code_ids': codeIds,
   '2026_11_26_0016_registration_limits': registrationLimits,
+  '2026_11_26_0017_email_index': emailIndex,
 };
