@@ -30,6 +30,7 @@ export function bearerAuthenticator(tokens: Tokens, directory: Directory, instan
       actorId: actorChain(claims.actor)?.[0],
       amr: claims.amr ?? [],
       authTime: claims.authTime,
+      sessionId: claims.sessionId,
     };
   };
 }

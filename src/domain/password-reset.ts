@@ -121,8 +121,9 @@ export type PasswordProof = 'current_password' | 'reset_code' | 'administrator';
 
 /**
  * Stores the new password hash, voids any pending reset code and appends
- * `user.human.password.changed`. Browser sessions and tokens stay: a password change does not sign
- * the user out (deactivating or locking does).
+ * `user.human.password.changed`. What the change ends (the user's sessions and tokens, or its other
+ * sessions) is the caller's next step in the same transaction: user-lifecycle.ts
+ * endAccessForPasswordChange.
  */
 export async function storePassword(
   trx: DB,

@@ -28,6 +28,8 @@ export interface Principal {
   amr?: readonly string[] | undefined;
   /** When the sign-in behind the token happened (the token's `auth_time`); absent for machine grants. */
   authTime?: Date | undefined;
+  /** The browser session the token was issued in (`sid`), if any. */
+  sessionId?: string | undefined;
 }
 
 /** Who makes a change the principal asks for, for the event's creator: the actor, if someone acts for the user. */

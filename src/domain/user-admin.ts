@@ -58,6 +58,7 @@ import {
 } from './user-rules.ts';
 import { idProblem, nameProblem } from './names.ts';
 import { OTP_WINDOW, otpStep } from './otp.ts';
+import { endAccessForPasswordChange, type EndedAccess, type PasswordChange } from './user-lifecycle.ts';
 
 /** A user created: its id, the last event's details, the email code for `return` delivery. */
 export interface AddedUser {
@@ -288,9 +289,9 @@ export async function changeHuman(
   ctx: AdminContext,
   userId: string,
   changes: PreparedChanges,
-  options: { self: boolean },
+  options: { self: boolean; passwordChange: PasswordChange },
   now = new Date(),
-): Promise<{ details: ChangeDetails | undefined; emailCode?: string }> {
+): Promise<{ details: ChangeDetails | undefined; emailCode?: string; ended?: EndedAccess }> {
   const row = await lockedUser(trx, userId);
   if (row.kind !== 'human') throw new UserStateConflict('the user is a machine user: UpdateHumanUser changes human users');
   const user = { id: row.id, orgId: row.org_id };
@@ -334,21 +335,20 @@ export async function changeHuman(
     if (phone.verified) await append('user.human.phone.verified');
   }
 
+  let ended: EndedAccess | undefined;
   if (changes.passwordHash !== undefined) {
     await updateUser(trx, row.id, { password_hash: changes.passwordHash, changed_at: now });
     await append('user.human.password.changed');
+    ended = await endAccessForPasswordChange(trx, row.id, options.passwordChange, now);
   }
-  return { details, ...(emailCode !== undefined ? { emailCode } : {}) };
+  return { details, ...(emailCode !== undefined ? { emailCode } : {}), ...(ended !== undefined ? { ended } : {}) };
 }
 
 /** Longest current password looked at; anything longer is wrong without hashing it. */
 const MAX_PROOF_LENGTH = 1024;
 
-/**
- * `locked` is no longer answered (a locked user gets `invalid`, without a hash); it stays in the
- * type while callers still handle it.
- */
-export type CurrentPasswordCheck = { kind: 'valid' } | { kind: 'invalid' } | { kind: 'locked'; until: Date };
+/** A current password is right, or it is not (a locked user's is never right: no hash is computed). */
+export type CurrentPasswordCheck = { kind: 'valid' } | { kind: 'invalid' };
 
 /**
  * A user changing its own password proves it with the current one. Each try is one of the client

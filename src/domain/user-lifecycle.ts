@@ -19,14 +19,17 @@
 import type { DB } from '../store/database.ts';
 import { deletePasswordResetCode } from '../store/credentials.ts';
 import { deletePasskeyCode, deletePendingPasskeys } from '../store/passkeys.ts';
-import { announceUserChanged } from '../store/tokens.ts';
+import { announceUserChanged, recordSessionRevocations, type Revoked } from '../store/tokens.ts';
 import { endUserSessions } from '../store/user-sessions.ts';
 import { updateUser } from '../store/users.ts';
 import type { Directory } from './directory.ts';
+import type { RevocationCache } from './revocation-cache.ts';
 
 export interface EndedAccess {
   userId: string;
   sessionIds: string[];
+  /** Sessions whose tokens were revoked by record (a user's other sessions), for this process's cache. */
+  revoked: Revoked[];
 }
 
 export async function endUserAccess(trx: DB, userId: string, now = new Date()): Promise<EndedAccess> {
@@ -36,10 +39,50 @@ export async function endUserAccess(trx: DB, userId: string, now = new Date()): 
   await deletePendingPasskeys(trx, userId);
   await deletePasswordResetCode(trx, userId);
   await announceUserChanged(trx, userId);
-  return { userId, sessionIds };
+  return { userId, sessionIds, revoked: [] };
+}
+
+/**
+ * A user who changes its own password with the current one ends its other browser sessions, and
+ * with them their refresh families and tokens; the session the change comes from goes on. The
+ * revocations last `until` (past the longest life of any token a session issued).
+ */
+export async function endOtherSessions(trx: DB, userId: string, keepSessionId: string | undefined, until: Date, now = new Date()): Promise<EndedAccess> {
+  const sessionIds = await endUserSessions(trx, userId, now, keepSessionId);
+  const revoked = sessionIds.map((id) => ({ id, until: until.getTime() }));
+  await recordSessionRevocations(trx, revoked);
+  return { userId, sessionIds, revoked };
+}
+
+/** How a new password was proved, as far as what it ends goes. */
+export type PasswordChange =
+  /** By an administrator, or with a reset code: as if the account may be in someone else's hands. */
+  | { kind: 'everything' }
+  /** By the user itself with its current password, in the session `keepSessionId` (if any). */
+  | { kind: 'others'; keepSessionId: string | undefined; until: Date };
+
+/**
+ * What a new password ends, by who set it: the user itself with its current password (no one acting
+ * for it) keeps the session it works in; anyone else (an administrator, a reset code) ends everything.
+ * `lifetimes`: the longest a session's tokens live, for how long their revocation must last.
+ */
+export function passwordChangeBy(
+  setter: { self: boolean; provedWithCurrentPassword: boolean; actorId?: string | undefined; sessionId?: string | undefined },
+  lifetimes: { accessToken: number; refreshAbsolute: number },
+  now = new Date(),
+): PasswordChange {
+  if (!setter.self || !setter.provedWithCurrentPassword || setter.actorId !== undefined) return { kind: 'everything' };
+  const until = new Date(now.getTime() + Math.max(lifetimes.accessToken, lifetimes.refreshAbsolute) * 1000);
+  return { kind: 'others', keepSessionId: setter.sessionId, until };
+}
+
+/** What a password change ends: everything as a deactivation does, or the user's other sessions. */
+export function endAccessForPasswordChange(trx: DB, userId: string, change: PasswordChange, now = new Date()): Promise<EndedAccess> {
+  return change.kind === 'everything' ? endUserAccess(trx, userId, now) : endOtherSessions(trx, userId, change.keepSessionId, change.until, now);
 }
 
 /** This process's caches, after the transaction committed. */
-export function afterAccessEnded(_ended: EndedAccess, caches: { directory: Directory }): void {
+export function afterAccessEnded(ended: EndedAccess, caches: { directory: Directory; revocations: RevocationCache }): void {
+  caches.revocations.add(ended.revoked);
   caches.directory.clear();
 }

@@ -166,6 +166,15 @@ export async function revokeStoredToken(db: DB, token: Revoked, now: Date): Prom
   });
 }
 
+/**
+ * Revokes every token issued in these sessions, inside the caller's transaction: the records
+ * (kind session) that every check of a token and of a refresh family consults, announced to every
+ * process at the commit. The token rows are left alone, however many a session issued.
+ */
+export async function recordSessionRevocations(trx: DB, sessions: readonly Revoked[]): Promise<void> {
+  if (sessions.length > 0) await recordRevocations(trx, sessions, 'session');
+}
+
 /** Revokes JWT access tokens by jti: they are not stored, so the jti itself is remembered. */
 export async function insertRevocation(db: DB, revoked: Revoked, kind: 'access_token'): Promise<void> {
   await db.transaction().execute((trx) => recordRevocations(trx, [revoked], kind));
@@ -227,7 +236,10 @@ export async function deleteTokensExpiredBefore(db: DB, before: Date, limit: num
  * physical address, found through the expiry index where the table has one.
  */
 export async function deleteSomeExpired(db: DB, table: 'tokens' | 'revocations' | 'used_assertions', before: Date, limit: number): Promise<number> {
+  // By expiry where there is an index on it: the plan then reads the index whatever the table's
+  // statistics say (right after a bulk load it read the whole table for every batch otherwise).
+  const order = table === 'tokens' ? sql`order by expires_at` : sql``;
   const result = await sql`delete from ${sql.table(table)} where ctid = any(array(
-      select ctid from ${sql.table(table)} where expires_at < ${before} limit ${limit}))`.execute(db);
+      select ctid from ${sql.table(table)} where expires_at < ${before} ${order} limit ${limit}))`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }

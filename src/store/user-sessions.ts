@@ -77,7 +77,14 @@ export async function moveActiveSessions(db: DB, instanceId: string, from: strin
 }
 
 /** Ends every active session of a user; returns their ids. */
-export async function endUserSessions(db: DB, userId: string, at: Date): Promise<string[]> {
-  const rows = await db.updateTable('user_sessions').set({ ended_at: at }).where('user_id', '=', userId).where('ended_at', 'is', null).returning('id').execute();
+export async function endUserSessions(db: DB, userId: string, at: Date, exceptSessionId?: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('user_sessions')
+    .set({ ended_at: at })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+    .$if(exceptSessionId !== undefined, (qb) => qb.where('id', '<>', exceptSessionId!))
+    .returning('id')
+    .execute();
   return rows.map((row) => row.id);
 }

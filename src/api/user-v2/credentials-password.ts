@@ -2,7 +2,9 @@
  * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11):
  *
  * - The new password follows the password policy (InvalidArgument naming `newPassword.password`);
- *   it is stored as an argon2id hash. Sessions and tokens stay: a password change signs no one out.
+ *   it is stored as an argon2id hash. A password set by an administrator or with a reset code ends
+ *   the user's sessions, refresh families and tokens, as a deactivation does; the user itself changing
+ *   it with its current password ends its other sessions (domain/user-lifecycle.ts).
  * - The user itself proves the right with its current password or a reset code; an administrator
  *   (ORG_OWNER of the user's organization, IAM_OWNER) may set it without, and when it gives either,
  *   it is checked as well. A wrong current password counts towards the user's lockout like a wrong
@@ -24,6 +26,7 @@ import { checkResetCode, issuePasswordResetCode, storePassword, useResetCode, ty
 import { passwordPolicyProblem } from '../../domain/password-policy.ts';
 import { checkCurrentPassword } from '../../domain/user-admin.ts';
 import { creatorOf } from '../../domain/principal.ts';
+import { afterAccessEnded, endAccessForPasswordChange, passwordChangeBy } from '../../domain/user-lifecycle.ts';
 import type { UserRow } from '../../store/schema.ts';
 import { takeUserRowLock } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
@@ -100,6 +103,11 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
       if (checked !== 'valid') throw resetCodeError(checked);
       const passwordHash = await hashSecret(password);
       const proof: PasswordProof = verification.case === 'currentPassword' ? 'current_password' : verification.case === 'verificationCode' ? 'reset_code' : 'administrator';
+      const passwordChange = passwordChangeBy(
+        { self: target.access === 'self', provedWithCurrentPassword: proof === 'current_password', actorId: principal.actorId, sessionId: principal.sessionId },
+        gh.config.lifetimes,
+        now,
+      );
       const outcome = await gh.db.transaction().execute(async (trx) => {
         await takeUserRowLock(trx, target.row.id);
         if (code !== undefined) {
@@ -107,9 +115,12 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
           if (result !== 'valid') return { result } as const;
         }
         const user = { id: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id };
-        return { result: 'set', details: await storePassword(trx, user, passwordHash, proof, creatorOf(principal), now) } as const;
+        const details = await storePassword(trx, user, passwordHash, proof, creatorOf(principal), now);
+        const ended = await endAccessForPasswordChange(trx, user.id, passwordChange, now);
+        return { result: 'set', details, ended } as const;
       });
       if (outcome.result !== 'set') throw resetCodeError(outcome.result);
+      afterAccessEnded(outcome.ended, { directory: gh.directory, revocations: gh.tokens.revocations });
       return { details: changeDetails(outcome.details) };
     },
 

@@ -35,7 +35,7 @@ import {
   type HumanChanges,
 } from '../../domain/user-admin.ts';
 import { changeLifecycle, removeUser, type LifecycleAction } from '../../domain/user-states.ts';
-import { afterAccessEnded, type EndedAccess } from '../../domain/user-lifecycle.ts';
+import { afterAccessEnded, passwordChangeBy, type EndedAccess } from '../../domain/user-lifecycle.ts';
 import type { DB } from '../../store/database.ts';
 import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
 import { countUsers, findUserWithOrgDomain, listUsers } from '../../store/users.ts';
@@ -43,7 +43,6 @@ import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { listFilter, requireManager, visibleOrg, voucherOf, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
-import { lockedError } from './credentials-common.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
 import { addHumanInput, emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
@@ -66,7 +65,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
 
   /** After a commit that ended the user's access, or changed it otherwise. */
   function afterCommit(ended: EndedAccess | undefined): void {
-    if (ended !== undefined) afterAccessEnded(ended, { directory: gh.directory });
+    if (ended !== undefined) afterAccessEnded(ended, { directory: gh.directory, revocations: gh.tokens.revocations });
     else gh.directory.clear();
   }
 
@@ -105,7 +104,6 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
     if (proof.case === 'verificationCode') throw invalidField('password.verificationCode', 'is not accepted here: set a password with a reset code through SetPassword');
     if (proof.case !== 'currentPassword' || proof.value === '') throw invalidField('password.currentPassword', 'is required to change your own password');
     const check = await checkCurrentPassword(gh, target.row, proof.value);
-    if (check.kind === 'locked') throw lockedError(check.until, new Date());
     if (check.kind === 'invalid') throw invalidField('password.currentPassword', 'is not the current password');
   }
 
@@ -172,10 +170,11 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
       const target = await targetUser(gh.db, gh.instanceId, principal, req.userId, { allowSelf: true });
       if (target.row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-NotHuman', 'the user is a machine user: UpdateHumanUser changes human users');
       const prepared = await mapped(async () => prepareHumanChanges(await humanChanges(req, target)));
-      const changed = await mapped(() =>
-        gh.db.transaction().execute((trx) => changeHuman(trx, admin(principal), target.row.id, prepared, { self: target.access === 'self' })),
-      );
-      gh.directory.clear();
+      const self = target.access === 'self';
+      // a user proves its own new password with the current one (proveSelf); anyone else sets it outright
+      const passwordChange = passwordChangeBy({ self, provedWithCurrentPassword: self, actorId: principal.actorId, sessionId: principal.sessionId }, gh.config.lifetimes);
+      const changed = await mapped(() => gh.db.transaction().execute((trx) => changeHuman(trx, admin(principal), target.row.id, prepared, { self, passwordChange })));
+      afterCommit(changed.ended);
       return {
         details: changed.details === undefined ? rowDetails(target.row, target.row.org_id) : changeDetails(changed.details),
         ...(changed.emailCode !== undefined ? { emailCode: changed.emailCode } : {}),
