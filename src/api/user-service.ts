@@ -89,9 +89,9 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
     return { kind: 'send', urlTemplate };
   }
 
-  async function issue(db: DB, user: TargetUser, how: CodeDelivery, creator: string) {
+  async function issue(db: DB, user: TargetUser, how: CodeDelivery, principal: Principal) {
     try {
-      return await issueEmailCode(db, user, how, { externalUrl: gh.config.externalUrl, creator });
+      return await issueEmailCode(db, user, how, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal), voucher: voucherOf(principal) });
     } catch (error) {
       throw asIssueError(error);
     }
@@ -106,7 +106,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
         checkReturnCode(user, how);
         if (user.rawEmail === null || user.rawEmail === '') throw apiError(Code.FailedPrecondition, 'EMAIL-NoEmail', 'the user has no contact email');
         if (user.emailVerified) throw apiError(Code.FailedPrecondition, 'EMAIL-AlreadyVerified', 'the contact email is already verified');
-        return issue(trx, user, how, creatorOf(principal));
+        return issue(trx, user, how, principal);
       });
       return { details: toDetails(issued.details), ...(issued.code !== undefined ? { verificationCode: issued.code } : {}) };
     },
@@ -128,7 +128,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
         checkReturnCode(user, how);
         const change: EmailChange = how === undefined ? await vouchedChange(trx, user, address, voucherOf(principal)) : { address, verified: false, delivery: how };
         try {
-          return await changeContactEmail(trx, user, change, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
+          return await changeContactEmail(trx, user, change, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal), voucher: voucherOf(principal) });
         } catch (error) {
           throw asIssueError(error);
         }

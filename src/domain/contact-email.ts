@@ -7,15 +7,15 @@
  *
  * The caller has checked who may do what (SPEC 10.1) and holds the user's row lock.
  *
- * Whose word counts (vouchedChange): an instance-wide administrator vouches for any address; an
- * organization's administrator only for an address no user outside its organizations has (verified
- * or not). Otherwise the address is stored unverified and a code is mailed to it, with the answer a
- * vouch gets: an organization's owner must neither make another organization's clients see
- * `email_verified: true` for an impostor of one of its users, nor learn that the address is taken.
+ * Whose word counts (vouchedChange, address-holders.ts): an instance-wide administrator vouches for
+ * any address; an organization's administrator only for an address no user outside its
+ * organizations has. Otherwise the address is stored unverified and a code is mailed to it, with the
+ * answer a vouch gets, so the owner does not learn that the address is taken either.
  */
 import { deleteEmailCode } from '../store/email-codes.ts';
 import type { DB } from '../store/database.ts';
-import { emailHeldOutside, setUserEmail } from '../store/users.ts';
+import { setUserEmail } from '../store/users.ts';
+import { addressBeyond, type Voucher } from './address-holders.ts';
 import { checkMailLimits, issueEmailCode, MailLimitReached, type CodeDelivery, type EmailCodeUser, type IssueContext, type IssuedEmailCode } from './email-codes.ts';
 import { appendEvent } from './events.ts';
 
@@ -25,16 +25,13 @@ export type EmailChange =
   /** Unverified, with a code delivered as said, or no code now (`undefined`: a vouch that did not count, past the mail limits). */
   | { address: string; verified: false; delivery: CodeDelivery | undefined };
 
-/** Who vouches for an address: an instance-wide administrator, or an administrator of these organizations. */
-export type Voucher = 'instance' | { orgIds: readonly string[] };
-
 /**
  * What an administrator's `isVerified` for `address` becomes (see the module comment): verified, or
  * unverified with a code mailed to the address (none when a mail limit is reached, rather than an
  * answer that differs).
  */
 export async function vouchedChange(trx: DB, user: Pick<EmailCodeUser, 'id' | 'instanceId' | 'orgId' | 'preferredLanguage'>, address: string, voucher: Voucher): Promise<EmailChange> {
-  if (voucher === 'instance' || !(await emailHeldOutside(trx, user.instanceId, address, voucher.orgIds, user.id))) return { address, verified: true };
+  if (!(await addressBeyond(trx, user, address, voucher))) return { address, verified: true };
   try {
     await checkMailLimits(trx, { ...user, email: address });
     return { address, verified: false, delivery: { kind: 'send' } };
@@ -55,3 +52,5 @@ export async function changeContactEmail(trx: DB, user: EmailCodeUser, change: E
   await deleteEmailCode(trx, user.id);
   return { details: await appendEvent(trx, { ...event, type: 'user.human.email.verified' }) };
 }
+
+export type { Voucher } from './address-holders.ts';

@@ -26,6 +26,7 @@ import { inTransaction, type DB } from '../store/database.ts';
 import { countEmailCodeAttempt, deleteEmailCode, findEmailCodeForUpdate, upsertEmailCode } from '../store/email-codes.ts';
 import { markEmailVerified } from '../store/users.ts';
 import { safeEqual, sha256 } from './crypto.ts';
+import { addressBeyond, type Voucher } from './address-holders.ts';
 import { appendEvent, type ChangeDetails } from './events.ts';
 import { newId } from './ids.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from './outbox.ts';
@@ -131,6 +132,8 @@ export interface IssueContext {
   externalUrl: string;
   /** Who asks (the event's creator), when not the user itself. */
   creator?: string | undefined;
+  /** For `return` delivery: whose addresses the caller may have a code of (address-holders.ts); any when absent. */
+  voucher?: Voucher | undefined;
 }
 
 export interface IssuedEmailCode {
@@ -195,14 +198,15 @@ export async function checkMailLimits(db: DB, user: EmailCodeUser): Promise<void
  * for an invalid template or a link leading elsewhere, and MailLimitReached over a mail limit;
  * either rolls the transaction back, so the previous code stays pending.
  */
-export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: CodeDelivery, context: IssueContext): Promise<IssuedEmailCode> {
+export async function issueEmailCode(db: DB, user: EmailCodeUser, asked: CodeDelivery, context: IssueContext): Promise<IssuedEmailCode> {
   return inTransaction(db, async (trx) => {
-    if (delivery.kind === 'send') await checkMailLimits(trx, user);
+    const plan = await planDelivery(trx, user, asked, context);
+    if (plan.mail && !plan.withheld) await checkMailLimits(trx, user);
     const issued = await storeNewCode(trx, user.id, new Date());
     const { code } = issued;
     let outboxId: string | undefined;
-    if (delivery.kind === 'send') {
-      const link = await verificationLink(trx, user, issued, delivery.urlTemplate, context.externalUrl);
+    if (plan.mail) {
+      const link = await verificationLink(trx, user, issued, asked.kind === 'send' ? asked.urlTemplate : undefined, context.externalUrl);
       // The address is not verified yet: no name the user chose goes to it.
       const mail = verificationMail({ language: user.preferredLanguage, code, link });
       outboxId = await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
@@ -214,10 +218,30 @@ export async function issueEmailCode(db: DB, user: EmailCodeUser, delivery: Code
       resourceOwner: user.orgId,
       type: 'user.human.email.code.added',
       creator: context.creator,
-      payload: { delivery: delivery.kind },
+      payload: { delivery: plan.withheld ? 'withheld' : asked.kind },
     });
-    return delivery.kind === 'return' ? { details, code } : { details, ...(outboxId ? { outboxId } : {}) };
+    if (asked.kind === 'send') return { details, ...(outboxId ? { outboxId } : {}) };
+    // a withheld code's caller gets one of the same shape that verifies nothing
+    return { details, code: plan.withheld ? newEmailCode() : code, ...(outboxId ? { outboxId } : {}) };
   });
+}
+
+/**
+ * How a code travels. Asked to be mailed: mailed. Asked to be returned: returned, unless the caller
+ * is an administrator whose word does not count for the address (address-holders.ts); then it is
+ * withheld from the caller and mailed to the address instead (unless a mail limit is reached, when
+ * it goes nowhere), and the answer looks the same.
+ */
+async function planDelivery(trx: DB, user: EmailCodeUser, asked: CodeDelivery, context: IssueContext): Promise<{ mail: boolean; withheld: boolean }> {
+  if (asked.kind === 'send') return { mail: true, withheld: false };
+  if (context.voucher === undefined || !(await addressBeyond(trx, user, user.email, context.voucher))) return { mail: false, withheld: false };
+  try {
+    await checkMailLimits(trx, user);
+    return { mail: true, withheld: true };
+  } catch (error) {
+    if (error instanceof MailLimitReached) return { mail: false, withheld: true };
+    throw error;
+  }
 }
 
 export interface VerifyEmailCodeOutcome {

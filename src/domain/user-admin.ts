@@ -215,7 +215,7 @@ async function emailVerification(
   } else {
     delivery = email.verification.kind === 'return' ? { kind: 'return' } : { kind: 'send', urlTemplate: email.verification.urlTemplate };
   }
-  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.gh.config.externalUrl, creator: ctx.creator });
+  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.gh.config.externalUrl, creator: ctx.creator, voucher: ctx.voucher });
   return { details: issued.details, ...(issued.code !== undefined ? { code: issued.code } : {}) };
 }
 

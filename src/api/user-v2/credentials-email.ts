@@ -56,7 +56,7 @@ export function emailMethods(gh: Gatehouse): EmailMethods {
   }
 
   function issueContext(principal: Principal) {
-    return { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) };
+    return { externalUrl: gh.config.externalUrl, creator: creatorOf(principal), voucher: voucherOf(principal) };
   }
 
   return {
