@@ -366,3 +366,19 @@ describe('setting up an authenticator app for oneself', () => {
   });
 });
 
+describe('a registration link for oneself is adding a credential too', () => {
+  // A stale token could otherwise set its own address, verify it from the mail, and mail itself a
+  // passkey link whose code needs no sign-in: a passkey that skips the authenticator app.
+  it('CreatePasskeyRegistrationLink for oneself needs the fresh, full sign-in; an administrator asking for another user does not', async () => {
+    const path = `/v2/users/${USERS.replay}/passkeys/registration_link`;
+    const stale = await userToken(USERS.replay, PASSWORD_AND_OTP, 11);
+    const refused = await rest(server, 'POST', path, stale, { sendLink: {} });
+    expect(refused.status).toBe(403);
+    expect(String(refused.json['message'])).toMatch(SIGN_IN_AGAIN);
+    const fresh = await userToken(USERS.replay, PASSWORD_AND_OTP);
+    expect((await rest(server, 'POST', path, fresh, { sendLink: {} })).status).toBe(200);
+    const returned = await rest(server, 'POST', `/v2/users/${USERS.managed}/passkeys/registration_link`, admin, { returnCode: {} });
+    expect(returned.status).toBe(200);
+    expect(returned.json['code']).toMatchObject({ id: expect.any(String), code: expect.any(String) });
+  });
+});

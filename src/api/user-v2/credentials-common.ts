@@ -87,10 +87,14 @@ export async function codeRecipient(
   userId: string,
   delivery: 'send' | 'return',
   mailed: string,
+  options: { addsCredential?: boolean } = {},
 ): Promise<EmailCodeUser> {
   const target = await targetUser(trx, instanceId, principal, userId, { allowSelf: true });
   requireHuman(target.row);
   if (delivery === 'return') requireManagerForReturnedCode(target.access, 'returnCode');
+  // A link that adds a credential is adding one: for oneself only with a fresh, full sign-in (else a
+  // stale token could set its own address, verify it, and mail itself a passkey link).
+  if (options.addsCredential === true) await requireFreshSignIn(trx, principal, target.access);
   const contact = await findContactUserForUpdate(trx, instanceId, target.row.id); // the user's row lock
   if (contact === undefined) throw userNotFound();
   // SPEC 10.1: a code goes only to an address someone has read a mail at (or an administrator vouched for).

@@ -207,7 +207,7 @@ export function passkeyMethods(gh: Gatehouse): PasskeyMethods {
       requireEnabled();
       const delivery = codeDelivery(req.medium);
       const issued = await gh.db.transaction().execute(async (trx) => {
-        const user = await codeRecipient(trx, gh.instanceId, principal, req.userId, delivery.kind, 'a passkey registration link');
+        const user = await codeRecipient(trx, gh.instanceId, principal, req.userId, delivery.kind, 'a passkey registration link', { addsCredential: true });
         try {
           return await issuePasskeyCode(trx, user, delivery, { externalUrl: gh.config.externalUrl, creator: creatorOf(principal) });
         } catch (error) {
