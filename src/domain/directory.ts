@@ -135,6 +135,7 @@ export class Directory {
   readonly #users = new BoundedCache<User | undefined>();
   readonly #instances = new BoundedCache<InstanceSettings>();
   readonly #projects = new BoundedCache<ProjectSettings | undefined>();
+  readonly #clientOrgs = new BoundedCache<string | undefined>();
 
   constructor(db: DB) {
     this.#db = db;
@@ -146,6 +147,7 @@ export class Directory {
     this.#users.clear();
     this.#instances.clear();
     this.#projects.clear();
+    this.#clientOrgs.clear();
   }
 
   /** Settings of an instance; an unknown instance has the system defaults and no impersonation. */
@@ -164,6 +166,20 @@ export class Directory {
     return this.#machines.get(`${instanceId}\n${userName.toLowerCase()}`, async () => {
       const id = await findMachineIdByName(this.#db, instanceId, userName);
       return id === undefined ? undefined : this.user(id);
+    });
+  }
+
+  /**
+   * The organization of a token's client: an application by client id, else a machine user by name
+   * (client_credentials) or by id (the JWT profile grant); undefined for anything else. One cached
+   * lookup on introspection's path.
+   */
+  clientOrg(instanceId: string, clientId: string): Promise<string | undefined> {
+    return this.#clientOrgs.get(`${instanceId}\n${clientId}`, async () => {
+      const app = await this.application(instanceId, clientId);
+      if (app) return app.orgId;
+      const machine = (await this.machineByName(instanceId, clientId)) ?? (await this.user(clientId));
+      return machine?.instanceId === instanceId && machine.kind === 'machine' ? machine.orgId : undefined;
     });
   }
 

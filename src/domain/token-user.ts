@@ -34,18 +34,28 @@ export function actorChain(act: unknown): string[] | undefined {
 }
 
 /**
- * Whether a token issued at `issuedAtMs` may speak for `user`: not issued before the user existed
- * (compared by the second, the precision of `iat`), not before its `tokensValidAfter`.
+ * Whether a token issued at `issued` may speak for `user`: not issued before the user existed
+ * (compared by the second, the precision of `iat`), not before its `tokensValidAfter`. The issue
+ * time to the millisecond is read (`issued.exact`) only when the second alone cannot tell.
  */
-export function issuedForCurrentUser(user: Pick<User, 'createdAt' | 'tokensValidAfter'>, issuedAtMs: number): boolean {
-  if (Math.floor(issuedAtMs / 1000) < Math.floor(user.createdAt.getTime() / 1000)) return false;
-  return user.tokensValidAfter === null || issuedAtMs >= user.tokensValidAfter.getTime();
+export function issuedForCurrentUser(user: Pick<User, 'createdAt' | 'tokensValidAfter'>, issued: IssueTime): boolean {
+  if (Math.floor(issued.ms / 1000) < Math.floor(user.createdAt.getTime() / 1000)) return false;
+  if (user.tokensValidAfter === null) return true;
+  const validAfter = user.tokensValidAfter.getTime();
+  if (Math.floor(issued.ms / 1000) !== Math.floor(validAfter / 1000)) return issued.ms >= validAfter;
+  return issued.exact() >= validAfter;
 }
 
-async function activeUser(directory: Directory, instanceId: string, userId: string, issuedAtMs: number | undefined): Promise<User | undefined> {
+/** When a token was issued: in milliseconds as far as cheaply known, and exactly on demand. */
+export interface IssueTime {
+  ms: number;
+  exact(): number;
+}
+
+async function activeUser(directory: Directory, instanceId: string, userId: string, issued: IssueTime | undefined): Promise<User | undefined> {
   const user = await directory.user(userId);
   if (!user || user.instanceId !== instanceId || user.state !== 'active') return undefined;
-  return issuedAtMs === undefined || issuedForCurrentUser(user, issuedAtMs) ? user : undefined;
+  return issued === undefined || issuedForCurrentUser(user, issued) ? user : undefined;
 }
 
 /**
@@ -56,12 +66,21 @@ async function activeUser(directory: Directory, instanceId: string, userId: stri
  */
 export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number | undefined; jti?: string | undefined; issuedAt?: Date | undefined };
 
-/** When the token was issued, in milliseconds, as precisely as it tells. */
-export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>): number | undefined {
-  if (token.issuedAt !== undefined) return token.issuedAt.getTime();
-  if (token.iat === undefined) return undefined;
-  const exact = token.jti === undefined ? undefined : idTime(token.jti);
-  return exact !== undefined && Math.floor(exact / 1000) === token.iat ? exact : token.iat * 1000;
+/** When the token was issued, as precisely as it tells (the jti is parsed only when asked). */
+export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>): IssueTime | undefined {
+  if (token.issuedAt !== undefined) {
+    const ms = token.issuedAt.getTime();
+    return { ms, exact: () => ms };
+  }
+  const { iat, jti } = token;
+  if (iat === undefined) return undefined;
+  return {
+    ms: iat * 1000,
+    exact: () => {
+      const exact = jti === undefined ? undefined : idTime(jti);
+      return exact !== undefined && Math.floor(exact / 1000) === iat ? exact : iat * 1000;
+    },
+  };
 }
 
 /**
@@ -71,11 +90,11 @@ export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>):
 export async function activeTokenUser(directory: Directory, instanceId: string, token: TokenUsers): Promise<User | undefined> {
   const chain = actorChain(token.actor);
   if (!chain) return undefined;
-  const issuedAtMs = issuedAtOf(token);
-  const user = await activeUser(directory, instanceId, token.sub, issuedAtMs);
+  const issued = issuedAtOf(token);
+  const user = await activeUser(directory, instanceId, token.sub, issued);
   if (!user) return undefined;
   for (const actorId of chain) {
-    if (!(await activeUser(directory, instanceId, actorId, issuedAtMs))) return undefined;
+    if (!(await activeUser(directory, instanceId, actorId, issued))) return undefined;
   }
   return user;
 }

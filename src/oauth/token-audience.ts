@@ -10,19 +10,17 @@
 import type { Gatehouse } from '../context.ts';
 
 /** The organization of a token's client: an application, or a machine user (client_credentials by name, the JWT profile grant by id). */
-export async function clientOrgOf(gh: Gatehouse, clientId: string): Promise<string | undefined> {
-  const app = await gh.directory.application(gh.instanceId, clientId);
-  if (app) return app.orgId;
-  const machine = (await gh.directory.machineByName(gh.instanceId, clientId)) ?? (await gh.directory.user(clientId));
-  return machine?.instanceId === gh.instanceId && machine.kind === 'machine' ? machine.orgId : undefined;
+export function clientOrgOf(gh: Gatehouse, clientId: string): Promise<string | undefined> {
+  return gh.directory.clientOrg(gh.instanceId, clientId);
 }
 
-export async function meantFor(
+/** Whether the token is meant for `app`: at once when the client id decides, after a cached lookup for a project id. */
+export function meantFor(
   gh: Gatehouse,
   token: { clientId: string; audience: readonly string[] },
   app: { clientId: string; projectId: string; orgId: string },
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   if (token.audience.includes(app.clientId)) return true;
   if (!token.audience.includes(app.projectId)) return false;
-  return (await clientOrgOf(gh, token.clientId)) === app.orgId;
+  return clientOrgOf(gh, token.clientId).then((org) => org === app.orgId);
 }
