@@ -10,7 +10,8 @@
  */
 import http from 'node:http';
 import * as client from 'openid-client';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { pageWithAuthenticator as withAuthenticator } from '../support/virtual-authenticator.ts';
 import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm } from '../support/http.ts';
@@ -26,10 +27,6 @@ const OTP_PATH = '/auth/v1/users/me/auth_factors/otp';
 /** Signed in with the password before it set up its authenticator app. */
 const USER = { id: '282000000000000001', userName: 'early', loginName: 'early@managed.test' } as const;
 
-interface Authenticator {
-  cdp: CDPSession;
-  authenticatorId: string;
-}
 
 describeWithChromium('the passkeys page asks for every factor the user has', () => {
   let server: TestServer;
@@ -82,18 +79,8 @@ describeWithChromium('the passkeys page asks for every factor the user has', () 
     return client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
   }
 
-  /** A page with an empty virtual authenticator of its own; the browser says it has no passkey autofill, so the buttons are pressed. */
-  async function pageWithAuthenticator(): Promise<{ context: BrowserContext; page: Page; authenticator: Authenticator }> {
-    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 480, height: 760 } });
-    await context.addInitScript('if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
-    });
-    return { context, page, authenticator: { cdp, authenticatorId } };
-  }
+  /** A page with a virtual authenticator of its own (support/virtual-authenticator.ts). */
+  const pageWithAuthenticator = (locale?: string, options?: { autofill?: boolean }) => withAuthenticator(browser, locale, options);
 
   async function authorize(config: client.Configuration, page: Page, extra: Record<string, string> = {}): Promise<{ state: string; nonce: string }> {
     const state = client.randomState();

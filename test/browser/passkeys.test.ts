@@ -8,9 +8,10 @@
  */
 import http from 'node:http';
 import * as client from 'openid-client';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
 import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
+import { pageWithAuthenticator as withAuthenticator } from '../support/virtual-authenticator.ts';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
@@ -39,10 +40,6 @@ const USERS = {
 } as const;
 const REFUSED = 'Signing in with a passkey did not work. Try again, or sign in another way.';
 
-interface Authenticator {
-  cdp: CDPSession;
-  authenticatorId: string;
-}
 
 describeWithChromium('passkeys in the login UI', () => {
   let server: TestServer;
@@ -107,24 +104,8 @@ describeWithChromium('passkeys in the login UI', () => {
     return client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
   }
 
-  /**
-   * A page with a virtual authenticator of its own (empty), and the DevTools session that drives it.
-   * Chromium's virtual authenticator answers a conditional (autofill) request at once, as if the
-   * user had picked the passkey from the autofill. So that a test can press the button, its browser
-   * says it has no autofill for passkeys (as browsers without conditional mediation do), unless the
-   * test is about the autofill.
-   */
-  async function pageWithAuthenticator(locale = 'en-US', options: { autofill?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; authenticator: Authenticator }> {
-    const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
-    if (options.autofill !== true) await context.addInitScript('if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
-    });
-    return { context, page, authenticator: { cdp, authenticatorId } };
-  }
+  /** A page with a virtual authenticator of its own (support/virtual-authenticator.ts). */
+  const pageWithAuthenticator = (locale?: string, options?: { autofill?: boolean }) => withAuthenticator(browser, locale, options);
 
   /** RegisterPasskey over REST, the ceremony in the page (on Gatehouse's origin), VerifyPasskeyRegistration. */
   async function registerPasskey(page: Page, userId: string, name: string): Promise<string> {
