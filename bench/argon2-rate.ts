@@ -2,7 +2,7 @@
  * `npm run bench` helper: how long one argon2id verification of a password takes on the core this
  * process runs on (the server's core), with Gatehouse's own parameters. Prints milliseconds.
  */
-import { hashSecret, verifySecret } from '../src/domain/crypto.ts';
+import { hashSecret, verifySecret } from '../src/domain/kernel/crypto.ts';
 
 const hash = await hashSecret('Correct-Horse-9');
 const started = process.hrtime.bigint();

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import type { MasterKey } from './domain/crypto.ts';
+import type { MasterKey } from './domain/kernel/crypto.ts';
 import type { Running } from './server/start.ts';
 import type { DB } from './store/database.ts';
 
@@ -141,7 +141,7 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'keys': {
       if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
-      const [{ rotateNow }, { createLogger }] = await Promise.all([import('./domain/keys.ts'), import('./server/request-context.ts')]);
+      const [{ rotateNow }, { createLogger }] = await Promise.all([import('./domain/tokens/keys.ts'), import('./server/request-context.ts')]);
       const kid = await withMasterKey(config, createLogger(config.logLevel), async (db, key) => {
         await requireInstance(db);
         return rotateNow(db, key, config.signingAlg);
@@ -177,7 +177,7 @@ async function run(argv: string[]): Promise<void> {
       if (verb !== 'set' || !name || (state !== 'on' && state !== 'off') || extra.length > 0) {
         throw new UsageError('usage: gatehouse features set NAME on|off');
       }
-      const { isFeatureName, setFeatures } = await import('./domain/features.ts');
+      const { isFeatureName, setFeatures } = await import('./domain/instance/features.ts');
       if (!isFeatureName(name)) throw new UsageError(`unknown feature ${name}; known: oidcTokenExchange`);
       const details = await withDatabase(config, async (db) => setFeatures(db, await requireInstance(db), { [name]: state === 'on' }, 'cli'));
       process.stdout.write(`${name} is ${state} (sequence ${details.sequence})\n`);

@@ -1,12 +1,12 @@
 /** What every endpoint of a running server can reach: built once at start (server/app.ts). */
 import type { Logger } from 'pino';
 import type { Config } from './config/index.ts';
-import type { MasterKey } from './domain/crypto.ts';
-import type { Directory } from './domain/directory.ts';
-import type { FailureThrottle } from './domain/failure-throttle.ts';
-import type { KeyStore } from './domain/keys.ts';
-import type { Tokens } from './domain/tokens.ts';
-import type { Metrics } from './server/metrics.ts';
+import type { MasterKey } from './domain/kernel/crypto.ts';
+import type { Directory } from './domain/instance/directory.ts';
+import type { FailureThrottle } from './domain/sign-in/failure-throttle.ts';
+import type { KeyStore } from './domain/tokens/keys.ts';
+import type { Tokens } from './domain/tokens/tokens.ts';
+import type { Metrics } from './metrics/metrics.ts';
 import type { DB } from './store/database.ts';
 
 export interface Gatehouse {

@@ -12,8 +12,8 @@
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { DescMethod } from '@bufbuild/protobuf';
 import { apiAudienceScope } from '../config/index.ts';
-import type { Principal } from '../domain/principal.ts';
-import { HashingBusy } from '../domain/crypto.ts';
+import type { Principal } from '../domain/kernel/principal.ts';
+import { HashingBusy } from '../domain/kernel/crypto.ts';
 import { isDatabaseUnavailable } from '../store/outage.ts';
 import { apiError, publicError } from './errors.ts';
 import type { ApiLogger } from './logger.ts';

@@ -17,10 +17,10 @@ import { Code, type ConnectError, type HandlerContext, type ServiceImpl } from '
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import type { ObjectDetailsSchema } from '../../gen/zitadel/object_pb.js';
 import type { Gatehouse } from '../context.ts';
-import type { ChangeDetails } from '../domain/events.ts';
-import { countFailedAttempt } from '../domain/lockout.ts';
-import { addOtpFactor, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/otp.ts';
-import { creatorOf, type Principal } from '../domain/principal.ts';
+import type { ChangeDetails } from '../domain/kernel/events.ts';
+import { countFailedAttempt } from '../domain/sign-in/lockout.ts';
+import { addOtpFactor, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/credentials/otp.ts';
+import { creatorOf, type Principal } from '../domain/kernel/principal.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
 import { requireFreshSignIn } from './user-v2/credentials-common.ts';

@@ -23,9 +23,9 @@ import {
 } from '../../gen/zitadel/authorization/v2beta/authorization_pb.js';
 import type { AuthorizationService } from '../../gen/zitadel/authorization/v2beta/authorization_service_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { appendEvent } from '../domain/events.ts';
-import { newId } from '../domain/ids.ts';
-import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
+import { appendEvent } from '../domain/kernel/events.ts';
+import { newId } from '../domain/kernel/ids.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/kernel/principal.ts';
 import {
   deleteAuthorization,
   findAuthorization,

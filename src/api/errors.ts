@@ -9,8 +9,8 @@
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
-import { HashingBusy } from '../domain/crypto.ts';
-import { Throttled } from '../domain/failure-throttle.ts';
+import { HashingBusy } from '../domain/kernel/crypto.ts';
+import { Throttled } from '../domain/sign-in/failure-throttle.ts';
 import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 import type { ApiLogger } from './logger.ts';
 

@@ -8,9 +8,9 @@ import { Code, type HandlerContext, type ServiceImpl } from '@connectrpc/connect
 import { Source, type FeatureFlag, FeatureFlagSchema } from '../../gen/zitadel/feature/v2/feature_pb.js';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import type { DetailsSchema } from '../../gen/zitadel/object/v2/object_pb.js';
-import type { ChangeDetails } from '../domain/events.ts';
-import { featureDetails, getFeatures, resetFeatures, setFeatures, type FeatureName, type FeatureState } from '../domain/features.ts';
-import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
+import type { ChangeDetails } from '../domain/kernel/events.ts';
+import { featureDetails, getFeatures, resetFeatures, setFeatures, type FeatureName, type FeatureState } from '../domain/instance/features.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/kernel/principal.ts';
 import type { DB } from '../store/database.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';

@@ -27,11 +27,11 @@ import {
   type ProjectSearchFilter,
 } from '../../gen/zitadel/project/v2beta/query_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { appendEvent } from '../domain/events.ts';
-import { claimNewIdentifiers, IdentifierTaken } from '../domain/identifiers.ts';
-import { newId } from '../domain/ids.ts';
-import { idProblem, nameProblem, roleKeyProblem } from '../domain/names.ts';
-import { creatorOf, type Principal } from '../domain/principal.ts';
+import { appendEvent } from '../domain/kernel/events.ts';
+import { claimNewIdentifiers, IdentifierTaken } from '../domain/kernel/identifiers.ts';
+import { newId } from '../domain/kernel/ids.ts';
+import { idProblem, nameProblem, roleKeyProblem } from '../domain/kernel/names.ts';
+import { creatorOf, type Principal } from '../domain/kernel/principal.ts';
 import type { DB } from '../store/database.ts';
 import { findOrg } from '../store/orgs.ts';
 import { deleteProjectRole, findProjectRole, insertProjectRole, listProjectRolesPage, type ProjectRoleFilter, type ProjectRoleRow, type ProjectRoleSort } from '../store/project-roles.ts';

@@ -30,12 +30,12 @@ import type { DetailsSchema } from '../../gen/zitadel/object/v2beta/object_pb.js
 import type { SendEmailVerificationCode } from '../../gen/zitadel/user/v3alpha/communication_pb.js';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { isValidEmail } from '../domain/email-address.ts';
-import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/email-codes.ts';
-import { changeContactEmail, vouchedChange, type EmailChange } from '../domain/contact-email.ts';
-import type { ChangeDetails } from '../domain/events.ts';
-import { accessTo, type UserAccess } from '../domain/permissions.ts';
-import { creatorOf, hasRole, type Principal } from '../domain/principal.ts';
+import { isValidEmail } from '../domain/users/email-address.ts';
+import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/credentials/email-codes.ts';
+import { changeContactEmail, vouchedChange, type EmailChange } from '../domain/users/contact-email.ts';
+import type { ChangeDetails } from '../domain/kernel/events.ts';
+import { accessTo, type UserAccess } from '../domain/users/permissions.ts';
+import { creatorOf, hasRole, type Principal } from '../domain/kernel/principal.ts';
 import { parseUrlTemplate, TemplateError } from '../mail/template.ts';
 import type { DB } from '../store/database.ts';
 import { findContactUserForUpdate, listUserRoles } from '../store/users.ts';

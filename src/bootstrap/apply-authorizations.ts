@@ -3,7 +3,7 @@
  * of roles; authorizations for projects the file does not name (made through the API) are kept.
  * Applied after the organization's projects, whose roles they name.
  */
-import { newId } from '../domain/ids.ts';
+import { newId } from '../domain/kernel/ids.ts';
 import { findUserProjectAuthorization, insertAuthorization, setAuthorizationRoles } from '../store/authorizations.ts';
 import { undefinedRoleKeys } from '../store/project-roles.ts';
 import { findProject, findProjectByName } from '../store/projects.ts';

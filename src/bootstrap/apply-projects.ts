@@ -2,7 +2,7 @@
  * Projects of one organization and their applications. The file owns applications: every setting
  * left out takes its default, and an application found by client id moves to the project naming it.
  */
-import { newId } from '../domain/ids.ts';
+import { newId } from '../domain/kernel/ids.ts';
 import { findApp, findApplicationByClientId, findAppKey, findOtherAppNamed, insertApp, insertAppKey, updateApp, updateAppKey } from '../store/apps.ts';
 import { findProjectRole, insertProjectRole, updateProjectRole } from '../store/project-roles.ts';
 import { findProject, findProjectByName, insertProject, updateProject } from '../store/projects.ts';

@@ -4,9 +4,9 @@
  * key, secrets that are only re-hashed when they changed, and public keys added by keyId.
  */
 import { createPublicKey } from 'node:crypto';
-import { hashSecret, verifySecret } from '../domain/crypto.ts';
-import { appendEvent } from '../domain/events.ts';
-import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/identifiers.ts';
+import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
+import { appendEvent } from '../domain/kernel/events.ts';
+import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/kernel/identifiers.ts';
 import type { DB } from '../store/database.ts';
 import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';

@@ -4,7 +4,7 @@
  * Machine users: the file owns them, so left-out fields take their defaults.
  */
 import type { Insertable, Updateable } from 'kysely';
-import { newId } from '../domain/ids.ts';
+import { newId } from '../domain/kernel/ids.ts';
 import type { UserRow, UsersTable } from '../store/schema.ts';
 import {
   findMachineKey,

@@ -4,8 +4,8 @@
  * client id). Only what differs is written, and each created or changed object appends one event,
  * so re-applying an unchanged file writes nothing and appends nothing.
  */
-import type { FeatureName } from '../domain/features.ts';
-import { newId } from '../domain/ids.ts';
+import type { FeatureName } from '../domain/instance/features.ts';
+import { newId } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance, insertInstance, listInstanceFeatures, lockInstanceSetup, updateInstance, upsertInstanceFeature } from '../store/instances.ts';
 import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, updateOrg } from '../store/orgs.ts';

@@ -2,8 +2,8 @@
  * The bootstrap document's vocabulary and types (SPEC §5, §9; bootstrap.example.yaml), as validation
  * produces them: every spec carries its path in the document so later errors can name it.
  */
-import type { FeatureName } from '../domain/features.ts';
-import { APP_GRANT_TYPES, type AppGrantType } from '../domain/grant-types.ts';
+import type { FeatureName } from '../domain/instance/features.ts';
+import { APP_GRANT_TYPES, type AppGrantType } from '../oidc/grant-types.ts';
 import type { AccessTokenType, Address, AuthMethod, OidcAppType } from '../store/schema.ts';
 
 export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;

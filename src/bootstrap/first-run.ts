@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { apiAudienceScope } from '../config/index.ts';
-import { randomToken } from '../domain/ids.ts';
+import { randomToken } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance, lockInstanceSetup } from '../store/instances.ts';
 import { applyInTransaction } from './apply.ts';

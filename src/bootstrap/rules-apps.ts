@@ -20,9 +20,9 @@ import {
   type PublicKeySpec,
   type ResponseType,
 } from './document.ts';
-import { roleKeyProblem } from '../domain/names.ts';
-import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, usesSecret } from '../domain/applications.ts';
-import { redirectUriProblem } from '../domain/redirect-uris.ts';
+import { roleKeyProblem } from '../domain/kernel/names.ts';
+import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, usesSecret } from '../domain/projects/applications.ts';
+import { redirectUriProblem } from '../domain/projects/redirect-uris.ts';
 import { Fields, readEnum, readString, type Issues, type StringRule } from './validator.ts';
 
 export const ID_RULE = {

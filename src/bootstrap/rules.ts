@@ -2,8 +2,8 @@
  * Validation rules for the document, organizations and users, and the uniqueness checks that span
  * the whole document (names, domains, client ids, ids). Apps and keys: rules-apps.ts.
  */
-import { isValidEmail } from '../domain/email-address.ts';
-import { FEATURES, type FeatureName } from '../domain/features.ts';
+import { isValidEmail } from '../domain/users/email-address.ts';
+import { FEATURES, type FeatureName } from '../domain/instance/features.ts';
 import type { Address } from '../store/schema.ts';
 import { ID_RULE, NAME_RULE, readAuthorization, readProject, readPublicKey } from './rules-apps.ts';
 import {

@@ -4,8 +4,8 @@
  * `{"type":"serviceaccount","keyId","key","expirationDate","userId"}`, with `key` a PKCS#1 "RSA PRIVATE KEY" PEM as
  * ZITADEL writes it (its SDKs, @zitadel/node among them, read that form).
  */
-import { addMachineKey, machineKeyFileOf, newRsaKeyPair, type MachineKeyFile } from '../domain/machine-credentials.ts';
-import { newId } from '../domain/ids.ts';
+import { addMachineKey, machineKeyFileOf, newRsaKeyPair, type MachineKeyFile } from '../domain/credentials/machine-credentials.ts';
+import { newId } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findMachineUsersByName } from '../store/users.ts';
 

@@ -10,7 +10,7 @@
 import type { Request, Response } from 'express';
 import { servesHttps } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
-import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, newBrowserId } from '../domain/sessions.ts';
+import { BROWSER_COOKIE, browserHash, isIssuedBrowserId, newBrowserId } from '../domain/sign-in/sessions.ts';
 
 const ONE_YEAR_SECONDS = 365 * 86400;
 

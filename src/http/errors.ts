@@ -6,8 +6,8 @@
  * oauth/errors.ts; both renderers, the OAuth endpoints' JSON (server/errors.ts) and the login UI's
  * error page (login/routes.ts), classify with `toOAuthError`, so one failure gets one answer.
  */
-import { HashingBusy } from '../domain/crypto.ts';
-import { Throttled } from '../domain/failure-throttle.ts';
+import { HashingBusy } from '../domain/kernel/crypto.ts';
+import { Throttled } from '../domain/sign-in/failure-throttle.ts';
 import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 
 export class OAuthError extends Error {

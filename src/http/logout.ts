@@ -10,9 +10,9 @@
  */
 import type { Request } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { verifyIdTokenHint, type IdTokenHint } from '../domain/own-id-token.ts';
-import { redirectUriMatches } from '../domain/redirect-uris.ts';
-import { activeSessions, endBrowserSessions } from '../domain/sessions.ts';
+import { verifyIdTokenHint, type IdTokenHint } from '../domain/tokens/own-id-token.ts';
+import { redirectUriMatches } from '../domain/projects/redirect-uris.ts';
+import { activeSessions, endBrowserSessions } from '../domain/sign-in/sessions.ts';
 import { browserHashOf } from './browser.ts';
 import { InvalidRequest } from './errors.ts';
 import { optional, type Params } from './form.ts';

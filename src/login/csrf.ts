@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { safeEqual, type MasterKey } from '../domain/crypto.ts';
+import { safeEqual, type MasterKey } from '../domain/kernel/crypto.ts';
 import { browserCookie, browserValueOf } from '../http/browser.ts';
 import { showErrorPage } from '../http/error-page.ts';
 import type { Messages } from './messages.ts';

@@ -5,9 +5,9 @@
  */
 import type { Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { attachSession, type AuthRequest } from '../domain/auth-requests.ts';
-import { clearLockout } from '../domain/lockout.ts';
-import { moveBrowser, recordAuthentication, touchSession, type UserSession } from '../domain/sessions.ts';
+import { attachSession, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
+import { clearLockout } from '../domain/sign-in/lockout.ts';
+import { moveBrowser, recordAuthentication, touchSession, type UserSession } from '../domain/sign-in/sessions.ts';
 import { renewedBrowser } from '../http/browser.ts';
 import { goToCallback } from './flow.ts';
 

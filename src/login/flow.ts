@@ -5,7 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
+import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { limitKeyOf } from '../http/client-address.ts';
 import { showErrorPage } from '../http/error-page.ts';

@@ -5,7 +5,7 @@
  */
 import { negotiateLocale, type Locale } from '../http/locale.ts';
 import { PAGE_TEXTS, type PageTexts } from '../http/page-texts.ts';
-import type { PolicyRule } from '../domain/password-policy.ts';
+import type { PolicyRule } from '../domain/credentials/password-policy.ts';
 
 export interface Messages extends PageTexts {
   required: string;

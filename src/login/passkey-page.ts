@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { relyingParty } from '../domain/passkey-party.ts';
+import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { html, type Html } from '../http/html.ts';
 import { LOGIN_UI_PATH } from '../http/paths.ts';
 import { formTargetOf, securityHeaders } from '../http/respond.ts';

@@ -5,7 +5,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { HashingBusy } from '../domain/crypto.ts';
+import { HashingBusy } from '../domain/kernel/crypto.ts';
 import { showErrorPage } from '../http/error-page.ts';
 import { RetryLater, toOAuthError } from '../http/errors.ts';
 import { negotiateLocale } from '../http/locale.ts';

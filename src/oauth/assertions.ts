@@ -14,11 +14,11 @@
  * (RFC 7515 §4.1.11; jose would accept only `b64`, which a JWT may not use anyway).
  */
 import { decodeProtectedHeader, UnsecuredJWT, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
-import { sha256 } from '../domain/crypto.ts';
-import type { PublicKeyEntry } from '../domain/directory.ts';
-import { jwsAlgorithm, JWS_ALGORITHMS, keyFits, verifyJws } from '../domain/jws.ts';
-import { publicKeyOf } from '../domain/public-keys.ts';
-import { TurnBatch } from '../domain/turn-batch.ts';
+import { sha256 } from '../domain/kernel/crypto.ts';
+import type { PublicKeyEntry } from '../domain/instance/directory.ts';
+import { jwsAlgorithm, JWS_ALGORITHMS, keyFits, verifyJws } from '../domain/tokens/jws.ts';
+import { publicKeyOf } from '../domain/credentials/public-keys.ts';
+import { TurnBatch } from '../domain/kernel/turn-batch.ts';
 import type { DB } from '../store/database.ts';
 import { markAssertionUsed } from '../store/used-assertions.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';

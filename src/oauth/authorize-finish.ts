@@ -5,8 +5,8 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/auth-requests.ts';
-import { sessionById, touchSession, type UserSession } from '../domain/sessions.ts';
+import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
+import { sessionById, touchSession, type UserSession } from '../domain/sign-in/sessions.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
 import { issueIdToken } from './id-token.ts';

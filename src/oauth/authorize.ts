@@ -8,12 +8,12 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseType } from '../domain/auth-requests.ts';
-import type { Application } from '../domain/directory.ts';
-import { sessionMeetsFactors } from '../domain/otp.ts';
-import { verifyIdTokenHint } from '../domain/own-id-token.ts';
-import { redirectUriMatches } from '../domain/redirect-uris.ts';
-import { activeSessions, type UserSession } from '../domain/sessions.ts';
+import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseType } from '../domain/sign-in/auth-requests.ts';
+import type { Application } from '../domain/instance/directory.ts';
+import { sessionMeetsFactors } from '../domain/credentials/otp.ts';
+import { verifyIdTokenHint } from '../domain/tokens/own-id-token.ts';
+import { redirectUriMatches } from '../domain/projects/redirect-uris.ts';
+import { activeSessions, type UserSession } from '../domain/sign-in/sessions.ts';
 import { browserOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
 import { optional, readQueryOrForm, type Params } from '../http/form.ts';

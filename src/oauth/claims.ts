@@ -1,5 +1,5 @@
 /** Claims about a user by granted scope (OIDC Core §5.4; SPEC §6), for userinfo, introspection and ID tokens. */
-import type { User } from '../domain/directory.ts';
+import type { User } from '../domain/instance/directory.ts';
 
 export function userClaims(user: User, scopes: readonly string[]): Record<string, unknown> {
   const claims: Record<string, unknown> = {};

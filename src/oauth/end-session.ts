@@ -12,8 +12,8 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import type { IdTokenHint } from '../domain/own-id-token.ts';
-import { activeSessions } from '../domain/sessions.ts';
+import type { IdTokenHint } from '../domain/tokens/own-id-token.ts';
+import { activeSessions } from '../domain/sign-in/sessions.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
 import { optional, readQueryOrForm, type Params } from '../http/form.ts';

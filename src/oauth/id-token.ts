@@ -4,8 +4,8 @@
  * them with id_token_userinfo_assertion.
  */
 import type { Gatehouse } from '../context.ts';
-import type { User } from '../domain/directory.ts';
-import { cappedLifetime, halfHash } from '../domain/tokens.ts';
+import type { User } from '../domain/instance/directory.ts';
+import { cappedLifetime, halfHash } from '../domain/tokens/tokens.ts';
 import { userClaims } from './claims.ts';
 
 export interface IdTokenRequest {

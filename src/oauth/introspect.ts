@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';
-import { activeTokenUser } from '../domain/token-user.ts';
+import { activeTokenUser } from '../domain/tokens/token-user.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { InvalidClient } from './errors.ts';
 import { readForm, required } from '../http/form.ts';

@@ -5,7 +5,7 @@
  * from another application does not pass by it.
  */
 import type { Gatehouse } from '../context.ts';
-import type { Application, User } from '../domain/directory.ts';
+import type { Application, User } from '../domain/instance/directory.ts';
 
 /** Why the user may not sign in to the application, or undefined when it may. */
 export async function projectAccessRefusal(gh: Gatehouse, app: Application, user: User): Promise<string | undefined> {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
-import type { ResponseMode } from '../domain/auth-requests.ts';
+import type { ResponseMode } from '../domain/sign-in/auth-requests.ts';
 import { forbidCaching } from '../http/node-types.ts';
 import { formTargetOf } from '../http/respond.ts';
 

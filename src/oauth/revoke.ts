@@ -8,7 +8,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { sha256 } from '../domain/crypto.ts';
+import { sha256 } from '../domain/kernel/crypto.ts';
 import { findTokenByHash } from '../store/tokens.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { readForm, required } from '../http/form.ts';

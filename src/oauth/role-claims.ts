@@ -11,7 +11,7 @@
  * application also has ID token / access token role assertion.
  */
 import type { Gatehouse } from '../context.ts';
-import type { User } from '../domain/directory.ts';
+import type { User } from '../domain/instance/directory.ts';
 import { roleScopesOf } from './scopes.ts';
 import { clientOrgOf } from './token-audience.ts';
 

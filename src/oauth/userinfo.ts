@@ -6,7 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { activeTokenUser } from '../domain/token-user.ts';
+import { activeTokenUser } from '../domain/tokens/token-user.ts';
 import { userClaims } from './claims.ts';
 import { tokenRoleClaims } from './role-claims.ts';
 import { InvalidRequest, InvalidToken, NoAccessToken, OAuthError } from './errors.ts';

@@ -4,7 +4,7 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { safeEqual } from '../domain/crypto.ts';
+import { safeEqual } from '../domain/kernel/crypto.ts';
 import { forbidCaching } from '../http/node-types.ts';
 import { AUTHORIZE_CALLBACK_PATH } from '../http/paths.ts';
 import { loginRouter } from '../login/routes.ts';

@@ -7,16 +7,16 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
-import { Directory } from '../domain/directory.ts';
-import { FailureThrottle } from '../domain/failure-throttle.ts';
-import { KeyStore } from '../domain/keys.ts';
-import { Tokens } from '../domain/tokens.ts';
+import { Directory } from '../domain/instance/directory.ts';
+import { FailureThrottle } from '../domain/sign-in/failure-throttle.ts';
+import { KeyStore } from '../domain/tokens/keys.ts';
+import { Tokens } from '../domain/tokens/tokens.ts';
 import { discoveryDocument } from '../oauth/discovery.ts';
 import { findFirstInstanceId } from '../store/instances.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createCors, type Cors } from './cors.ts';
 import { openMasterKey } from './master-key.ts';
-import { createMetrics } from './metrics.ts';
+import { createMetrics } from '../metrics/metrics.ts';
 
 export interface ComposeOptions {
   config: Config;

@@ -5,7 +5,7 @@
  * credentials: browser apps send tokens in headers, never our cookies.
  */
 import type http from 'node:http';
-import { httpOrigin } from '../domain/origin.ts';
+import { httpOrigin } from '../domain/kernel/origin.ts';
 import { listAppRedirectUris } from '../store/apps.ts';
 import type { DB } from '../store/database.ts';
 

@@ -8,7 +8,7 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import { servesHttps } from '../config/index.ts';
-import { bearerAuthenticator } from '../domain/authenticate.ts';
+import { bearerAuthenticator } from '../domain/tokens/authenticate.ts';
 import { INTROSPECT_PATH, introspectionEndpoint } from '../oauth/introspect.ts';
 import { documentEndpoints } from '../oauth/keys-endpoint.ts';
 import { apiAudience } from '../oauth/scopes.ts';

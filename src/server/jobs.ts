@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Gatehouse } from '../context.ts';
-import { changeMark } from '../domain/events.ts';
+import { changeMark } from '../domain/kernel/events.ts';
 import { listenForRevocations, type ChangeListener } from '../store/change-listener.ts';
 import type { DB } from '../store/database.ts';
 import { exclusiveRunner, type ExclusiveRunner } from '../store/exclusive.ts';

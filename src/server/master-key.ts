@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/index.ts';
-import { MasterKey } from '../domain/crypto.ts';
-import { bindMasterKey, judgeMasterKey, knowsAKey } from '../domain/master-key-check.ts';
+import { MasterKey } from '../domain/kernel/crypto.ts';
+import { bindMasterKey, judgeMasterKey, knowsAKey } from '../domain/instance/master-key-check.ts';
 import type { DB } from '../store/database.ts';
 
 /** The master key does not belong to this database: the process stops before writing (exit 2). */

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
-import { passkeyStatus } from '../domain/passkey-party.ts';
+import { passkeyStatus } from '../domain/passkeys/passkey-party.ts';
 import { createSmtpTransport } from '../mail/smtp.ts';
 import { startMailWorker, type MailWorker } from '../mail/worker.ts';
 import type { DB } from '../store/database.ts';

@@ -17,7 +17,7 @@ import {
   UserService,
   VerifyContactEmailResponseSchema,
 } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
-import { EMAIL_CODE_MAX_ATTEMPTS, verifyEmailCode } from '../../src/domain/email-codes.ts';
+import { EMAIL_CODE_MAX_ATTEMPTS, verifyEmailCode } from '../../src/domain/credentials/email-codes.ts';
 import { codeMail, Mailbox, nthMailTo, mailsTo } from '../mail/mailbox.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';

@@ -14,9 +14,9 @@ import { ErrorDetailSchema } from '../../gen/zitadel/message_pb.js';
 import { createApiHandler } from '../../src/server/api-handler.ts';
 import { respond } from '../../src/http/node-types.ts';
 import { apiAudienceScope } from '../../src/config/index.ts';
-import { HashingBusy } from '../../src/domain/crypto.ts';
-import { newId } from '../../src/domain/ids.ts';
-import type { Principal } from '../../src/domain/principal.ts';
+import { HashingBusy } from '../../src/domain/kernel/crypto.ts';
+import { newId } from '../../src/domain/kernel/ids.ts';
+import type { Principal } from '../../src/domain/kernel/principal.ts';
 import type { DB } from '../../src/store/database.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 

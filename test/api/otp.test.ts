@@ -8,8 +8,8 @@
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { AuthService } from '../../gen/zitadel/auth_pb.js';
-import { checkOtpCode } from '../../src/domain/otp.ts';
-import { LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
+import { checkOtpCode } from '../../src/domain/credentials/otp.ts';
+import { LOCKOUT_THRESHOLD } from '../../src/domain/sign-in/lockout.ts';
 import { addHuman } from '../login/support.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';

@@ -11,7 +11,7 @@ import { Code, createClient } from '@connectrpc/connect';
 import { PasskeyAuthenticator } from '@zitadel/proto/zitadel/user/v2/auth_pb.js';
 import { AuthFactorState } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import { AuthenticationMethodType, UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import { finishPasskeySignIn, startPasskeySignIn } from '../../src/domain/passkey-sign-in.ts';
+import { finishPasskeySignIn, startPasskeySignIn } from '../../src/domain/passkeys/passkey-sign-in.ts';
 import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm } from '../support/http.ts';

@@ -9,7 +9,7 @@
  */
 import { Code, createClient } from '@connectrpc/connect';
 import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import { FailureThrottle } from '../../src/domain/failure-throttle.ts';
+import { FailureThrottle } from '../../src/domain/sign-in/failure-throttle.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { Browser, csrfIn, startLoginServer, type LoginServer } from '../login/support.ts';
 import { codeMail, Mailbox, nthMailTo } from '../mail/mailbox.ts';

@@ -2,7 +2,7 @@
 import { defaultDomain, ensureFirstRun, printFirstRun, type FirstRunResult } from '../../src/bootstrap/first-run.ts';
 import { applyBootstrap } from '../../src/bootstrap/apply.ts';
 import { parseBootstrap } from '../../src/bootstrap/schema.ts';
-import { verifySecret } from '../../src/domain/crypto.ts';
+import { verifySecret } from '../../src/domain/kernel/crypto.ts';
 import { openDatabase, type DB } from '../../src/store/database.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 

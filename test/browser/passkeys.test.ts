@@ -9,7 +9,7 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
-import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
 import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
 import { pageWithAuthenticator as withAuthenticator } from '../support/virtual-authenticator.ts';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { randomToken } from '../../src/domain/ids.ts';
+import { randomToken } from '../../src/domain/kernel/ids.ts';
 import { describeWithChromium, launchChromium } from '../support/chromium.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';

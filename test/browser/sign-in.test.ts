@@ -6,7 +6,7 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';

@@ -3,7 +3,7 @@
  * commits after a later one, and not with audit records.
  */
 import { sql } from 'kysely';
-import { appendEvent, changeMark } from '../../src/domain/events.ts';
+import { appendEvent, changeMark } from '../../src/domain/kernel/events.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
 let database: FreshDatabase;

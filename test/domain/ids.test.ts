@@ -5,7 +5,7 @@
  * loaded in this file's context see
  */
 import { jest } from '@jest/globals';
-import { newId, randomToken } from '../../src/domain/ids.ts';
+import { newId, randomToken } from '../../src/domain/kernel/ids.ts';
 
 describe('randomToken', () => {
   it('carries the asked number of bytes, URL-safe', () => {

@@ -1,6 +1,6 @@
 /** Automatic signing-key rotation (SPEC §6), driven with explicit clock values. */
-import { MasterKey } from '../../src/domain/crypto.ts';
-import { AUTO_ROTATION_LEAD_SECONDS, KeyStore } from '../../src/domain/keys.ts';
+import { MasterKey } from '../../src/domain/kernel/crypto.ts';
+import { AUTO_ROTATION_LEAD_SECONDS, KeyStore } from '../../src/domain/tokens/keys.ts';
 import type { DB } from '../../src/store/database.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 

@@ -3,7 +3,7 @@
  * (prompt=create): the visible password policy, field errors, a taken user name, and the new user
  * continuing the sign-in.
  */
-import { verifySecret } from '../../src/domain/crypto.ts';
+import { verifySecret } from '../../src/domain/kernel/crypto.ts';
 import { IDS } from '../support/fixtures.ts';
 import {
   addHuman,

@@ -5,8 +5,8 @@
  * reached without the password of the user it asks for.
  */
 import { decodeJwt } from 'jose';
-import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
-import { LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
+import { LOCKOUT_THRESHOLD } from '../../src/domain/sign-in/lockout.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 import { IDS, SECRETS } from '../support/fixtures.ts';
 import { basic, postForm } from '../support/http.ts';

@@ -5,9 +5,9 @@
  */
 import * as client from 'openid-client';
 import { loadConfig } from '../../src/config/index.ts';
-import { FailureThrottle } from '../../src/domain/failure-throttle.ts';
-import { randomToken } from '../../src/domain/ids.ts';
-import { addOtpFactor, verifyOtpFactor } from '../../src/domain/otp.ts';
+import { FailureThrottle } from '../../src/domain/sign-in/failure-throttle.ts';
+import { randomToken } from '../../src/domain/kernel/ids.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
 import { rememberLoginName } from '../../src/store/auth-requests.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { whileHashingQueueFull } from '../support/hashing.ts';

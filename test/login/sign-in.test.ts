@@ -6,8 +6,8 @@
  */
 import { sql } from 'kysely';
 import { IDS } from '../support/fixtures.ts';
-import { verifySecret } from '../../src/domain/crypto.ts';
-import { LOCKOUT_SECONDS, LOCKOUT_THRESHOLD } from '../../src/domain/lockout.ts';
+import { verifySecret } from '../../src/domain/kernel/crypto.ts';
+import { LOCKOUT_SECONDS, LOCKOUT_THRESHOLD } from '../../src/domain/sign-in/lockout.ts';
 import {
   addHuman,
   ALICE,

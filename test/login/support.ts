@@ -7,10 +7,10 @@
 import http from 'node:http';
 import express from 'express';
 import type { Gatehouse } from '../../src/context.ts';
-import { createAuthRequest, type AuthRequest, type NewAuthRequest } from '../../src/domain/auth-requests.ts';
-import { hashSecret } from '../../src/domain/crypto.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { browserHash, newBrowserId } from '../../src/domain/sessions.ts';
+import { createAuthRequest, type AuthRequest, type NewAuthRequest } from '../../src/domain/sign-in/auth-requests.ts';
+import { hashSecret } from '../../src/domain/kernel/crypto.ts';
+import { newId } from '../../src/domain/kernel/ids.ts';
+import { browserHash, newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import { browserCookieName } from '../../src/http/browser.ts';
 import { loginRouter } from '../../src/login/routes.ts';
 import type { UserState } from '../../src/store/schema.ts';

@@ -7,8 +7,8 @@
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
-import { CODE_MAILS_PER_RECIPIENT, CODE_MAILS_PER_USER } from '../../src/domain/email-codes.ts';
-import { enqueueMail } from '../../src/domain/outbox.ts';
+import { CODE_MAILS_PER_RECIPIENT, CODE_MAILS_PER_USER } from '../../src/domain/credentials/email-codes.ts';
+import { enqueueMail } from '../../src/domain/kernel/outbox.ts';
 import { fixture, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';

@@ -3,7 +3,7 @@
  * of a code: issued with `sendCode`, delivered by the server's mail worker to a real SMTP server,
  * its link opened and the form posted.
  */
-import { createEmailCode, defaultVerifyEmailTemplate, issueEmailCode } from '../../src/domain/email-codes.ts';
+import { createEmailCode, defaultVerifyEmailTemplate, issueEmailCode } from '../../src/domain/credentials/email-codes.ts';
 import { addHuman, Browser, csrfIn, startLoginServer, type LoginServer } from '../login/support.ts';
 import { IDS } from '../support/fixtures.ts';
 import { Mailbox, partOf } from './mailbox.ts';

@@ -6,8 +6,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { newId } from '../../src/domain/ids.ts';
-import { enqueueMail } from '../../src/domain/outbox.ts';
+import { newId } from '../../src/domain/kernel/ids.ts';
+import { enqueueMail } from '../../src/domain/kernel/outbox.ts';
 import { LOGGED_WITHOUT_SMTP, startMailWorker, type MailWorker } from '../../src/mail/worker.ts';
 import { openDatabase, type DB } from '../../src/store/database.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';

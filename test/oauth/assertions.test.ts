@@ -5,7 +5,7 @@
  */
 import { createHmac, generateKeyPairSync, sign, type KeyObject, type KeyPairKeyObjectResult } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { PublicKeyEntry } from '../../src/domain/directory.ts';
+import type { PublicKeyEntry } from '../../src/domain/instance/directory.ts';
 import { InvalidGrant, OAuthError } from '../../src/oauth/errors.ts';
 import { verifyAssertion, type AssertionRules } from '../../src/oauth/assertions.ts';
 import { rsaKeyPair } from '../support/key-pool.ts';

@@ -2,7 +2,7 @@
  * /oauth/v2/authorize without a browser (seed §4.4): every error row, the error page for untrusted
  * redirect URIs, response modes, prompt handling and single sign-on from an existing session.
  */
-import { recordAuthentication, browserHash, newBrowserId } from '../../src/domain/sessions.ts';
+import { recordAuthentication, browserHash, newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import { fixture, IDS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 
@@ -221,7 +221,7 @@ describe('the login UI and single sign-on', () => {
 
 describe('id_token_hint', () => {
   it('answers only for the hinted subject', async () => {
-    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
+    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sign-in/sessions.ts');
     const cookie = newBrowserId(server.running.gh.masterKey);
     await record(server.running.gh.db, { instanceId: server.running.gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });
     const implicit = { client_id: 'shop-portal', redirect_uri: PORTAL_CALLBACK, response_type: 'id_token', scope: 'openid', nonce: 'n' };
@@ -238,8 +238,8 @@ describe('id_token_hint', () => {
 
 describe('sessions from before an authenticator app was added', () => {
   it('no longer answer for the user: prompt=none is login_required, otherwise the login page', async () => {
-    const { addOtpFactor } = await import('../../src/domain/otp.ts');
-    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sessions.ts');
+    const { addOtpFactor } = await import('../../src/domain/credentials/otp.ts');
+    const { recordAuthentication: record, browserHash: hash } = await import('../../src/domain/sign-in/sessions.ts');
     const gh = server.running.gh;
     const cookie = newBrowserId(server.running.gh.masterKey);
     await record(gh.db, { instanceId: gh.instanceId, browser: hash(cookie), userId: IDS.alice, amr: ['pwd'] });

@@ -1,7 +1,7 @@
 /** Discovery (OIDC Discovery 1.0), the key set (seed §4.10) and signing-key rotation (SPEC §6). */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { rotateNow } from '../../src/domain/keys.ts';
+import { rotateNow } from '../../src/domain/tokens/keys.ts';
 import { fixture, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request } from '../support/http.ts';

@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import { stringify } from 'yaml';
 import { applyBootstrap } from '../../src/bootstrap/apply.ts';
 import { parseBootstrap } from '../../src/bootstrap/schema.ts';
-import { browserHash, newBrowserId, recordAuthentication } from '../../src/domain/sessions.ts';
+import { browserHash, newBrowserId, recordAuthentication } from '../../src/domain/sign-in/sessions.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';

@@ -12,7 +12,7 @@ import { jest } from '@jest/globals';
 import * as client from 'openid-client';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { newId } from '../../src/domain/ids.ts';
+import { newId } from '../../src/domain/kernel/ids.ts';
 import { storeRefreshToken } from '../../src/oauth/grants/user-tokens.ts';
 import { signAssertion } from '../support/assertions.ts';
 import { cryptoKey, fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';

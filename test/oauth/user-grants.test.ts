@@ -6,8 +6,8 @@
  */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { sha256 } from '../../src/domain/crypto.ts';
-import { endBrowserSessions } from '../../src/domain/sessions.ts';
+import { sha256 } from '../../src/domain/kernel/crypto.ts';
+import { endBrowserSessions } from '../../src/domain/sign-in/sessions.ts';
 import { cryptoKey, fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { signedInCode, type IssuedCode } from '../support/sign-in.ts';

@@ -5,7 +5,7 @@
  * exchanged with openid-client.
  */
 import * as client from 'openid-client';
-import { activeSessions, browserHash, newBrowserId } from '../../src/domain/sessions.ts';
+import { activeSessions, browserHash, newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import { fixture, IDS, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { signedInCode } from '../support/sign-in.ts';

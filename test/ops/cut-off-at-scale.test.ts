@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { newBrowserId } from '../../src/domain/sessions.ts';
+import { newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import { createLogger } from '../../src/server/request-context.ts';
 import { pruneExpired, PRUNE_LOCK } from '../../src/server/jobs.ts';
 import { startServer } from '../../src/server/start.ts';

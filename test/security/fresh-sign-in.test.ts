@@ -19,7 +19,7 @@ import { Code, createClient } from '@connectrpc/connect';
 import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
-import { finishPasskeySignIn, startPasskeySignIn } from '../../src/domain/passkey-sign-in.ts';
+import { finishPasskeySignIn, startPasskeySignIn } from '../../src/domain/passkeys/passkey-sign-in.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, failure, managementDocument, rest, transports, withToken } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';

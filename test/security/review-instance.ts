@@ -10,7 +10,7 @@
  * Tokens come from the real token endpoint: a user's through a browser sign-in made with the domain
  * functions the login UI calls (support/sign-in.ts), a machine's through client_credentials.
  */
-import { newBrowserId } from '../../src/domain/sessions.ts';
+import { newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import type { TestServer } from '../support/gatehouse.ts';
 import { basic, postForm, request, type Reply } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';

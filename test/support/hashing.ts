@@ -6,7 +6,7 @@
  * from memory (test/support/argon2-memo.ts), so hashing hogs drained the queue within one turn and
  * the test's request could find room in it (seen once in a full run).
  */
-import { hashingLoad, hashSecret, MAX_WAITING_ARGON2, verifySecret } from '../../src/domain/crypto.ts';
+import { hashingLoad, hashSecret, MAX_WAITING_ARGON2, verifySecret } from '../../src/domain/kernel/crypto.ts';
 
 export async function whileHashingQueueFull<T>(during: () => Promise<T>): Promise<T> {
   const hogHash = await hashSecret('hog');

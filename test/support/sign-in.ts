@@ -4,9 +4,9 @@
  * what happens after the login UI (grants, userinfo, end session) without driving its pages.
  */
 import * as client from 'openid-client';
-import { attachSession, createAuthRequest, issueCode } from '../../src/domain/auth-requests.ts';
-import { randomToken } from '../../src/domain/ids.ts';
-import { browserHash, newBrowserId, recordAuthentication } from '../../src/domain/sessions.ts';
+import { attachSession, createAuthRequest, issueCode } from '../../src/domain/sign-in/auth-requests.ts';
+import { randomToken } from '../../src/domain/kernel/ids.ts';
+import { browserHash, newBrowserId, recordAuthentication } from '../../src/domain/sign-in/sessions.ts';
 import type { TestServer } from './gatehouse.ts';
 
 export interface CodeOptions {

@@ -1,8 +1,8 @@
 /** What every change of an application shares: its event, and the answers to a taken name or id. */
 import { Code } from '@connectrpc/connect';
-import { appendEvent, type ChangeDetails } from '../../domain/events.ts';
-import { IdentifierTaken } from '../../domain/identifiers.ts';
-import { creatorOf, type Principal } from '../../domain/principal.ts';
+import { appendEvent, type ChangeDetails } from '../../domain/kernel/events.ts';
+import { IdentifierTaken } from '../../domain/kernel/identifiers.ts';
+import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
 import { APP_NAME_INDEX, violatedUniqueIndex } from '../../store/apps.ts';
 import type { DB } from '../../store/database.ts';
 import { apiError } from '../errors.ts';

@@ -5,8 +5,8 @@
  */
 import { APIAuthMethodType } from '../../../gen/zitadel/app/v2beta/api_pb.js';
 import { OIDCAppType, OIDCAuthMethodType, OIDCGrantType, OIDCResponseType, OIDCTokenType } from '../../../gen/zitadel/app/v2beta/oidc_pb.js';
-import type { ResponseType } from '../../domain/applications.ts';
-import { AUTHORIZATION_CODE, IMPLICIT, REFRESH_TOKEN, TOKEN_EXCHANGE, type AppGrantType } from '../../domain/grant-types.ts';
+import type { ResponseType } from '../../domain/projects/applications.ts';
+import { AUTHORIZATION_CODE, IMPLICIT, REFRESH_TOKEN, TOKEN_EXCHANGE, type AppGrantType } from '../../oidc/grant-types.ts';
 import type { AccessTokenType, AuthMethod, OidcAppType } from '../../store/schema.ts';
 import { invalidArgument } from '../management/lists.ts';
 

@@ -12,7 +12,7 @@ import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { ApplicationKeysSorting } from '../../../gen/zitadel/app/v2beta/app_pb.js';
 import type { AppService, ListApplicationKeysRequest } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
-import { newId } from '../../domain/ids.ts';
+import { newId } from '../../domain/kernel/ids.ts';
 import { deleteAppKey, findAppKeyWithApp, insertAppKey, listAppKeysPage, type AppKeyListQuery, type AppKeySortColumn } from '../../store/apps.ts';
 import type { AppRow } from '../../store/schema.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';

@@ -11,8 +11,8 @@
  * id of another organization's object: the answer does not tell which ids exist.
  */
 import { Code, type ConnectError } from '@connectrpc/connect';
-import type { Voucher } from '../../domain/contact-email.ts';
-import { hasRole, type Principal } from '../../domain/principal.ts';
+import type { Voucher } from '../../domain/users/contact-email.ts';
+import { hasRole, type Principal } from '../../domain/kernel/principal.ts';
 import { apiError } from '../errors.ts';
 
 /** The organizations a caller manages: all of the instance, or some. */

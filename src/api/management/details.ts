@@ -2,7 +2,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { DetailsSchema, ListDetailsSchema } from '../../../gen/zitadel/object/v2/object_pb.js';
-import type { ChangeDetails } from '../../domain/events.ts';
+import type { ChangeDetails } from '../../domain/kernel/events.ts';
 
 export function changeDetails(change: ChangeDetails, createdAt?: Date): MessageInitShape<typeof DetailsSchema> {
   return {

@@ -1,10 +1,10 @@
 /** What the zitadel.user.v2 credential calls share: the kind of user a call needs, and its refusals. */
 import { Code, type ConnectError } from '@connectrpc/connect';
-import { MailLimitReached } from '../../domain/email-codes.ts';
+import { MailLimitReached } from '../../domain/credentials/email-codes.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
-import type { EmailCodeUser } from '../../domain/email-codes.ts';
-import { mayAddCredential } from '../../domain/fresh-sign-in.ts';
-import type { Principal } from '../../domain/principal.ts';
+import type { EmailCodeUser } from '../../domain/credentials/email-codes.ts';
+import { mayAddCredential } from '../../domain/credentials/fresh-sign-in.ts';
+import type { Principal } from '../../domain/kernel/principal.ts';
 import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
 import { findContactUserForUpdate, type ContactUserRow } from '../../store/users.ts';

@@ -20,8 +20,8 @@ import { TimestampFilterMethod, type IDFilter, type TimestampFilter } from '../.
 import { KeyFieldName, type KeysSearchFilter } from '../../../gen/zitadel/user/v2/key_pb.js';
 import type { UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
-import { hashSecret } from '../../domain/crypto.ts';
-import { newId } from '../../domain/ids.ts';
+import { hashSecret } from '../../domain/kernel/crypto.ts';
+import { newId } from '../../domain/kernel/ids.ts';
 import {
   addMachineKey,
   machineKeyFile,
@@ -32,8 +32,8 @@ import {
   removeMachineSecret,
   setMachineSecret,
   type MachineChange,
-} from '../../domain/machine-credentials.ts';
-import { creatorOf, type Principal } from '../../domain/principal.ts';
+} from '../../domain/credentials/machine-credentials.ts';
+import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
 import type { KeyFilter, KeySortColumn, TimeComparison } from '../../store/credentials.ts';
 import { listMachineKeysPage } from '../../store/credentials.ts';
 import type { DB } from '../../store/database.ts';

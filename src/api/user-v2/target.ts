@@ -7,8 +7,8 @@
  *   it is, PermissionDenied for everyone else, the same answer as for a user they may not act on.
  */
 import { Code } from '@connectrpc/connect';
-import { accessTo, type UserAccess } from '../../domain/permissions.ts';
-import { hasRole, type Principal } from '../../domain/principal.ts';
+import { accessTo, type UserAccess } from '../../domain/users/permissions.ts';
+import { hasRole, type Principal } from '../../domain/kernel/principal.ts';
 import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
 import { findUserById, listUserRoles } from '../../store/users.ts';

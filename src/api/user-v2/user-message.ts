@@ -5,8 +5,8 @@
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Gender, AccessTokenType, UserState, type UserSchema } from '../../../gen/zitadel/user/v2/user_pb.js';
-import type { Gender as StoredGender } from '../../domain/user-rules.ts';
-import { effectiveState } from '../../domain/user-states.ts';
+import type { Gender as StoredGender } from '../../domain/users/user-rules.ts';
+import { effectiveState } from '../../domain/users/user-states.ts';
 import type { UserState as StoredState } from '../../store/schema.ts';
 import type { UserWithDomain } from '../../store/users.ts';
 import { rowDetails } from '../management/details.ts';

@@ -11,7 +11,7 @@ import { TextQueryMethod } from '../../../gen/zitadel/object/v2/object_pb.js';
 import { Type, UserFieldName, type SearchQuery } from '../../../gen/zitadel/user/v2/query_pb.js';
 import { UserState } from '../../../gen/zitadel/user/v2/user_pb.js';
 import type { ListUsersRequest } from '../../../gen/zitadel/user/v2/user_service_pb.js';
-import { effectiveStateFilter } from '../../domain/user-states.ts';
+import { effectiveStateFilter } from '../../domain/users/user-states.ts';
 import type { TextMatch, UserFilter, UserSortColumn, UserTextField } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
 

@@ -21,8 +21,8 @@ import { Code, type HandlerContext, type ServiceImpl } from '@connectrpc/connect
 import type { Organization } from '../../../gen/zitadel/object/v2/object_pb.js';
 import type { UpdateHumanUserRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
-import { latestSequence } from '../../domain/events.ts';
-import { creatorOf, type Principal } from '../../domain/principal.ts';
+import { latestSequence } from '../../domain/kernel/events.ts';
+import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
 import {
   addHuman,
   addMachine,
@@ -33,9 +33,9 @@ import {
   prepareMachine,
   type AdminContext,
   type HumanChanges,
-} from '../../domain/user-admin.ts';
-import { changeLifecycle, removeUser, type LifecycleAction } from '../../domain/user-states.ts';
-import { afterAccessEnded, passwordChangeBy, type EndedAccess } from '../../domain/user-lifecycle.ts';
+} from '../../domain/users/user-admin.ts';
+import { changeLifecycle, removeUser, type LifecycleAction } from '../../domain/users/user-states.ts';
+import { afterAccessEnded, passwordChangeBy, type EndedAccess } from '../../domain/users/user-lifecycle.ts';
 import type { DB } from '../../store/database.ts';
 import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
 import { countUsers, findUserWithOrgDomain, listUsers } from '../../store/users.ts';

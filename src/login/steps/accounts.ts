@@ -5,11 +5,11 @@
  * case that user goes on to its first sign-in step (the passkey when it has one, else the password).
  */
 import type { Request, Response } from 'express';
-import { sessionMeetsFactors } from '../../domain/otp.ts';
+import { sessionMeetsFactors } from '../../domain/credentials/otp.ts';
 import type { Gatehouse } from '../../context.ts';
-import type { AuthRequest } from '../../domain/auth-requests.ts';
-import type { User } from '../../domain/directory.ts';
-import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import type { AuthRequest } from '../../domain/sign-in/auth-requests.ts';
+import type { User } from '../../domain/instance/directory.ts';
+import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { goToFirstFactor } from './passkey.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';

@@ -9,15 +9,15 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { activeSessions } from '../../domain/sessions.ts';
-import { findHumanByLoginName } from '../../domain/sign-in.ts';
+import { activeSessions } from '../../domain/sign-in/sessions.ts';
+import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
 import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
-import { registrationOrg } from '../registration.ts';
+import { registrationOrg } from '../../domain/users/registration.ts';
 import { goToFirstFactor } from './passkey.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */

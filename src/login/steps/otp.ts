@@ -11,9 +11,9 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { countFailedAttempt, type AttemptRefusal } from '../../domain/lockout.ts';
-import { checkOtpCode } from '../../domain/otp.ts';
-import { pendingOtp } from '../../domain/sign-in.ts';
+import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
+import { checkOtpCode } from '../../domain/credentials/otp.ts';
+import { pendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { clearOtpPending } from '../../store/auth-requests.ts';

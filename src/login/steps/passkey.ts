@@ -13,10 +13,10 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { finishPasskeySignIn, startPasskeySignIn } from '../../domain/passkey-sign-in.ts';
-import { hasReadyPasskey } from '../../domain/passkeys.ts';
-import { relyingParty } from '../../domain/passkey-party.ts';
-import { passwordAttempt } from '../../domain/sign-in.ts';
+import { finishPasskeySignIn, startPasskeySignIn } from '../../domain/passkeys/passkey-sign-in.ts';
+import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
+import { relyingParty } from '../../domain/passkeys/passkey-party.ts';
+import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';

@@ -19,13 +19,13 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { createAuthRequest } from '../../domain/auth-requests.ts';
-import { relyingParty } from '../../domain/passkey-party.ts';
-import { finishPasskeyRegistration, startedWithCodeBy, startPasskeyRegistration } from '../../domain/passkey-registration.ts';
-import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyInfo, type PasskeyUser } from '../../domain/passkeys.ts';
-import { recentSignIn } from '../../domain/fresh-sign-in.ts';
-import { sessionMeetsFactors } from '../../domain/otp.ts';
-import { activeSessions, type UserSession } from '../../domain/sessions.ts';
+import { createAuthRequest } from '../../domain/sign-in/auth-requests.ts';
+import { relyingParty } from '../../domain/passkeys/passkey-party.ts';
+import { finishPasskeyRegistration, startedWithCodeBy, startPasskeyRegistration } from '../../domain/passkeys/passkey-registration.ts';
+import { listPasskeys, loadPasskeyUser, removePasskey, type PasskeyInfo, type PasskeyUser } from '../../domain/passkeys/passkeys.ts';
+import { recentSignIn } from '../../domain/credentials/fresh-sign-in.ts';
+import { sessionMeetsFactors } from '../../domain/credentials/otp.ts';
+import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { browserHashOf, browserOf } from '../../http/browser.ts';
 import { showErrorPage } from '../../http/error-page.ts';
 import { parseParams, readForm } from '../../http/form.ts';

@@ -8,16 +8,16 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { hasReadyOtp } from '../../domain/otp.ts';
-import { checkPassword } from '../../domain/password-check.ts';
-import { passwordAttempt } from '../../domain/sign-in.ts';
+import { hasReadyOtp } from '../../domain/credentials/otp.ts';
+import { checkPassword } from '../../domain/sign-in/password-check.ts';
+import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { markOtpPending, rememberedLoginName } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
-import { PASSWORD_MAX_LENGTH } from '../../domain/password-policy.ts';
+import { PASSWORD_MAX_LENGTH } from '../../domain/credentials/password-policy.ts';
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;

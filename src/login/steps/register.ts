@@ -9,15 +9,15 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/email-address.ts';
+import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/users/email-address.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import type { Messages } from '../messages.ts';
-import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/password-policy.ts';
-import { registerHuman, registrationOrg } from '../registration.ts';
+import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/credentials/password-policy.ts';
+import { registerHuman, registrationOrg } from '../../domain/users/registration.ts';
 
 type FieldName = 'userName' | 'email' | 'givenName' | 'familyName' | 'password' | 'passwordConfirmation';
 type Values = Record<FieldName, string>;

@@ -14,9 +14,9 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { verifyEmailCode, type EmailCodeResult } from '../../domain/email-codes.ts';
-import { Throttled } from '../../domain/failure-throttle.ts';
-import { withFailureBudget } from '../../domain/secret-tries.ts';
+import { verifyEmailCode, type EmailCodeResult } from '../../domain/credentials/email-codes.ts';
+import { Throttled } from '../../domain/sign-in/failure-throttle.ts';
+import { withFailureBudget } from '../../domain/sign-in/secret-tries.ts';
 import { parseParams, readForm } from '../../http/form.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';

@@ -6,9 +6,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
-import { decoyVerify } from '../../domain/crypto.ts';
-import type { Application, User } from '../../domain/directory.ts';
-import { Throttled } from '../../domain/failure-throttle.ts';
+import { decoyVerify } from '../../domain/kernel/crypto.ts';
+import type { Application, User } from '../../domain/instance/directory.ts';
+import { Throttled } from '../../domain/sign-in/failure-throttle.ts';
 import { limitKeyOf } from '../../http/client-address.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';

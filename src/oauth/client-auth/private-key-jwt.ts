@@ -4,7 +4,7 @@
  * assertion (by its jti, which OIDC Core §9 requires) is accepted once (SPEC 10.9).
  */
 import type { DB } from '../../store/database.ts';
-import type { PublicKeyEntry } from '../../domain/directory.ts';
+import type { PublicKeyEntry } from '../../domain/instance/directory.ts';
 import { verifyOneTimeAssertion } from '../assertions.ts';
 import { InvalidClient } from '../errors.ts';
 

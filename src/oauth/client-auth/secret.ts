@@ -7,7 +7,7 @@
  * than an HMAC object per request); the salt keeps a memory dump from yielding look-up-able hashes.
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { verifySecret } from '../../domain/crypto.ts';
+import { verifySecret } from '../../domain/kernel/crypto.ts';
 
 const salt = randomBytes(32).toString('base64');
 const verified = new Map<string, Buffer>();

@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Gatehouse } from '../../context.ts';
-import { consumeCode, type AuthRequest } from '../../domain/auth-requests.ts';
-import { safeEqual } from '../../domain/crypto.ts';
-import { AUTHORIZATION_CODE } from '../../domain/grant-types.ts';
-import type { Application } from '../../domain/directory.ts';
-import { sessionById, type UserSession } from '../../domain/sessions.ts';
+import { consumeCode, type AuthRequest } from '../../domain/sign-in/auth-requests.ts';
+import { safeEqual } from '../../domain/kernel/crypto.ts';
+import { AUTHORIZATION_CODE } from '../../oidc/grant-types.ts';
+import type { Application } from '../../domain/instance/directory.ts';
+import { sessionById, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { InvalidGrant } from '../errors.ts';
 import { optional, required, type Params } from '../../http/form.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';

@@ -3,7 +3,7 @@
  * secret (client_secret_basic or client_secret_post) and receives an access token, never a refresh
  * token (RFC 6749 §4.4.3).
  */
-import { CLIENT_CREDENTIALS } from '../../domain/grant-types.ts';
+import { CLIENT_CREDENTIALS } from '../../oidc/grant-types.ts';
 import { UnauthorizedClient } from '../errors.ts';
 import { required } from '../../http/form.ts';
 import { audienceFor, checkScopes, parseScope } from '../scopes.ts';

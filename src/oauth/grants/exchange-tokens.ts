@@ -12,13 +12,13 @@
  * | <service> user_id | a user id, with actor           | no          | no                   |
  */
 import type { Gatehouse } from '../../context.ts';
-import type { Application, User } from '../../domain/directory.ts';
-import { activeTokenUser } from '../../domain/token-user.ts';
+import type { Application, User } from '../../domain/instance/directory.ts';
+import { activeTokenUser } from '../../domain/tokens/token-user.ts';
 import { meantFor } from '../token-audience.ts';
 import type { AuthMethod } from '../../store/schema.ts';
 import { verifyAssertion } from '../assertions.ts';
 import { InvalidRequest } from '../errors.ts';
-import { verifyOwnIdToken } from '../../domain/own-id-token.ts';
+import { verifyOwnIdToken } from '../../domain/tokens/own-id-token.ts';
 
 const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
 export const ACCESS_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}access_token`;

@@ -3,9 +3,9 @@
  * signs an assertion with one of its registered keys (ZITADEL key file: iss = sub = user id, kid =
  * key id) and receives an access token, and an ID token when openid is asked for.
  */
-import { JWT_BEARER } from '../../domain/grant-types.ts';
+import { JWT_BEARER } from '../../oidc/grant-types.ts';
 import type { Gatehouse } from '../../context.ts';
-import type { User } from '../../domain/directory.ts';
+import type { User } from '../../domain/instance/directory.ts';
 import { unverifiedIssuer, verifyOneTimeAssertion } from '../assertions.ts';
 import { InvalidGrant } from '../errors.ts';
 import { required } from '../../http/form.ts';

@@ -8,11 +8,11 @@
  * roles as they are now.
  */
 import type { Gatehouse } from '../../context.ts';
-import { sha256 } from '../../domain/crypto.ts';
-import type { Application } from '../../domain/directory.ts';
-import { REFRESH_TOKEN } from '../../domain/grant-types.ts';
-import { sessionMeetsFactors } from '../../domain/otp.ts';
-import { activeTokenUser, actorChain } from '../../domain/token-user.ts';
+import { sha256 } from '../../domain/kernel/crypto.ts';
+import type { Application } from '../../domain/instance/directory.ts';
+import { REFRESH_TOKEN } from '../../oidc/grant-types.ts';
+import { sessionMeetsFactors } from '../../domain/credentials/otp.ts';
+import { activeTokenUser, actorChain } from '../../domain/tokens/token-user.ts';
 import type { TokenRow } from '../../store/schema.ts';
 import { findRefreshTokenByHash, lockTokenUse, markTokenUsed } from '../../store/tokens.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';

@@ -22,16 +22,16 @@
  * too when the actor may impersonate the subject (RFC 8693 §2.1, invalid_target). Every exchange is
  * an audit event.
  */
-import { rolesWithin } from '../../domain/permissions.ts';
+import { rolesWithin } from '../../domain/users/permissions.ts';
 import type { Gatehouse } from '../../context.ts';
-import type { Application, User } from '../../domain/directory.ts';
-import { TOKEN_EXCHANGE } from '../../domain/grant-types.ts';
-import { appendEvent } from '../../domain/events.ts';
-import { newId } from '../../domain/ids.ts';
-import { activeTokenUser, actorChain } from '../../domain/token-user.ts';
+import type { Application, User } from '../../domain/instance/directory.ts';
+import { TOKEN_EXCHANGE } from '../../oidc/grant-types.ts';
+import { appendEvent } from '../../domain/kernel/events.ts';
+import { newId } from '../../domain/kernel/ids.ts';
+import { activeTokenUser, actorChain } from '../../domain/tokens/token-user.ts';
 import type { AccessTokenType, AuthMethod } from '../../store/schema.ts';
 import { liveFamilyEnd } from '../../store/tokens.ts';
-import { cappedLifetime } from '../../domain/tokens.ts';
+import { cappedLifetime } from '../../domain/tokens/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
 import { projectAccessRefusal } from '../project-access.ts';

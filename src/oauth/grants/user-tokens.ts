@@ -8,10 +8,10 @@
  * from its own issue, never past the absolute lifetime counted from the family's start.
  */
 import type { Gatehouse } from '../../context.ts';
-import { sha256 } from '../../domain/crypto.ts';
-import type { Application, User } from '../../domain/directory.ts';
-import { newId, randomToken } from '../../domain/ids.ts';
-import { sessionById } from '../../domain/sessions.ts';
+import { sha256 } from '../../domain/kernel/crypto.ts';
+import type { Application, User } from '../../domain/instance/directory.ts';
+import { newId, randomToken } from '../../domain/kernel/ids.ts';
+import { sessionById } from '../../domain/sign-in/sessions.ts';
 import type { DB } from '../../store/database.ts';
 import { insertTokens } from '../../store/tokens.ts';
 import type { AccessTokenType, TokenRow } from '../../store/schema.ts';

@@ -1,0 +1,105 @@
+/**
+ * Self-registration (seed §4.4 prompt=create): a human user in the organization of the application
+ * that asked for the sign-in, the password hashed with argon2id, the email unverified, and the
+ * `user.human.added` event in the same transaction.
+ *
+ * - Only where that organization allows it (`allowRegister` in the bootstrap file; unset means
+ *   allowed for the instance's default organization only), and the user always belongs to that
+ *   organization: another organization's application never registers users into the default
+ *   organization, nor into any other. A request without an application (the passkey page's own
+ *   sign-in) offers no registration.
+ * - Only with a user name no user of the instance has (case-insensitively), so that every existing
+ *   short login name keeps naming one user.
+ * - 5 registrations an hour per client address and a budget an hour for the instance
+ *   (domain/registration-limits.ts), looked at before the password is hashed, and again, under a
+ *   lock, in the transaction that records the user.
+ */
+import type { Gatehouse } from '../../context.ts';
+import type { AuthRequest } from '../sign-in/auth-requests.ts';
+import { hashSecret } from '../kernel/crypto.ts';
+import { appendEvent } from '../kernel/events.ts';
+import { claimNewIdentifiers } from '../kernel/identifiers.ts';
+import { newId } from '../kernel/ids.ts';
+import { lockRegistrationLimits, REGISTRATION_WINDOW_SECONDS, registrationLimitReached, type RegistrationLimits } from './registration-limits.ts';
+import { findRegistrationOrg, recordRegistration } from '../../store/registrations.ts';
+import { insertUser, isUniqueViolation, userNameTaken } from '../../store/users.ts';
+
+export interface Registration {
+  /** The organization from registrationOrg. */
+  orgId: string;
+  /** The client address's limit key. */
+  address: string;
+  userName: string;
+  email: string;
+  givenName: string;
+  familyName: string;
+  password: string;
+  preferredLanguage: string;
+}
+
+export type RegistrationResult =
+  | { kind: 'created'; userId: string }
+  | { kind: 'taken' }
+  /** Over a registration limit: nothing was hashed or stored. */
+  | { kind: 'limited'; retryAfterSeconds: number };
+
+/**
+ * The organization the sign-in request's application registers users into, when that organization
+ * allows registration; else undefined (no "Create an account", and the register page says so).
+ */
+export async function registrationOrg(gh: Gatehouse, request: Pick<AuthRequest, 'clientId'>): Promise<string | undefined> {
+  const app = request.clientId === '' ? undefined : await gh.directory.application(gh.instanceId, request.clientId);
+  if (app === undefined) return undefined;
+  const org = await findRegistrationOrg(gh.db, gh.instanceId, app.orgId);
+  return org !== undefined && (org.allow_register ?? org.is_default) ? org.id : undefined;
+}
+
+export async function registerHuman(gh: Gatehouse, input: Registration): Promise<RegistrationResult> {
+  const limits: RegistrationLimits = { instanceId: gh.instanceId, address: input.address, perHour: gh.config.registrationsPerHour };
+  const limited = await registrationLimitReached(gh.db, limits); // before any hashing
+  if (limited) return { kind: 'limited', ...limited };
+  if (await userNameTaken(gh.db, gh.instanceId, input.userName)) return { kind: 'taken' };
+  const passwordHash = await hashSecret(input.password); // slow: never inside the transaction
+  const userId = newId();
+  try {
+    return await gh.db.transaction().execute(async (trx): Promise<RegistrationResult> => {
+      await lockRegistrationLimits(trx, gh.instanceId);
+      const overtaken = await registrationLimitReached(trx, limits); // by a concurrent registration
+      if (overtaken) return { kind: 'limited', ...overtaken };
+      await insertUser(trx, {
+        id: userId,
+        instance_id: gh.instanceId,
+        org_id: input.orgId,
+        kind: 'human',
+        user_name: input.userName,
+        password_hash: passwordHash,
+        email: input.email,
+        email_verified: false,
+        given_name: input.givenName,
+        family_name: input.familyName,
+        display_name: `${input.givenName} ${input.familyName}`,
+        preferred_language: input.preferredLanguage,
+        phone: null,
+        nickname: null,
+        gender: null,
+        address: null,
+        secret_hash: null,
+      });
+      await claimNewIdentifiers(trx, gh.instanceId, { type: 'user', id: userId }, [userId]); // the id is never given to anything else
+      await recordRegistration(trx, { userId, instanceId: gh.instanceId, address: input.address }, REGISTRATION_WINDOW_SECONDS);
+      await appendEvent(trx, {
+        instanceId: gh.instanceId,
+        aggregateType: 'user',
+        aggregateId: userId,
+        resourceOwner: input.orgId,
+        type: 'user.human.added',
+        creator: userId,
+        payload: { userName: input.userName, email: input.email, selfRegistered: true },
+      });
+      return { kind: 'created', userId };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) return { kind: 'taken' }; // a concurrent registration won the name
+    throw error;
+  }
+}
