@@ -5,6 +5,8 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import { hasReadyPasskey } from '../domain/passkeys/passkeys.ts';
+import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { limitKeyOf } from '../http/client-address.ts';
@@ -108,4 +110,20 @@ export function goToStep(gh: Gatehouse, res: Response, step: StepName, requestId
 /** The login is done: back to /authorize, which answers the client (code or tokens). */
 export function goToCallback(gh: Gatehouse, res: Response, requestId: string): void {
   seeOther(res, `${gh.config.externalUrl}${AUTHORIZE_CALLBACK_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+}
+
+/** The passkey-first step (steps/passkey.ts). */
+export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
+
+/**
+ * The first sign-in step for a known user: the passkey-first step when the user has a passkey of
+ * this relying party (SPEC §11), else the password step. After a typed login name, and after an
+ * account choice that needs a fresh sign-in.
+ */
+export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined): Promise<void> {
+  const party = relyingParty(gh.config);
+  if (userId !== undefined && party.enabled && (await hasReadyPasskey(gh.db, userId, party.id))) {
+    return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+  }
+  goToStep(gh, res, 'password', requestId);
 }

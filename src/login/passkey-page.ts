@@ -12,14 +12,13 @@ import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { html, type Html } from '../http/html.ts';
 import { LOGIN_UI_PATH } from '../http/paths.ts';
 import { formTargetOf, securityHeaders } from '../http/respond.ts';
-import { stepFields, type Step } from './flow.ts';
+import { PASSKEY_STEP_PATH, stepFields, type Step } from './flow.ts';
 
 const script = readFileSync(new URL('../http/assets/passkey.js', import.meta.url));
 const version = createHash('sha256').update(script).digest('hex').slice(0, 12);
 
 export const PASSKEY_SCRIPT_PATH = `${LOGIN_UI_PATH}/assets/passkey.js`;
 /** Where the passkey-first page is shown and the assertion is posted. */
-export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
 /** Where the script asks for a challenge. */
 export const PASSKEY_OPTIONS_PATH = `${PASSKEY_STEP_PATH}/options`;
 

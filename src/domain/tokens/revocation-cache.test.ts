@@ -1,4 +1,4 @@
-import type { AccessTokenClaims } from './tokens.ts';
+import type { AccessTokenClaims } from './access-token-claims.ts';
 import { RevocationCache } from './revocation-cache.ts';
 
 const NOW = Date.UTC(2026, 10, 23, 12);

@@ -10,7 +10,7 @@
  * when what they cover has expired; the token cache is emptied whenever liveness is lost.
  */
 import type { Revoked } from '../../store/tokens.ts';
-import type { AccessTokenClaims } from './tokens.ts';
+import type { AccessTokenClaims } from './access-token-claims.ts';
 
 /** A stored access token as verified from its row: the claims and the instance it belongs to. */
 export interface CachedAccessToken {

@@ -12,7 +12,7 @@
  */
 import type { Directory, User } from '../instance/directory.ts';
 import { idTime } from '../kernel/ids.ts';
-import type { AccessTokenClaims } from './tokens.ts';
+import type { AccessTokenClaims } from './access-token-claims.ts';
 
 /** Longer chains are refused when tokens are exchanged; one more level tolerates nothing unchecked. */
 const MAX_CHAIN = 6;

@@ -28,34 +28,11 @@ import { sha256 } from '../kernel/crypto.ts';
 import { newId, randomToken } from '../kernel/ids.ts';
 import type { KeyStore } from './keys.ts';
 import { signOwnJwt, verifyOwnJwt } from './own-jwt.ts';
+import type { AccessTokenClaims, IssuedAccessToken } from './access-token-claims.ts';
 import { RevocationCache } from './revocation-cache.ts';
 import { TurnBatch } from '../kernel/turn-batch.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
-
-export interface AccessTokenClaims {
-  jti: string;
-  sub: string;
-  clientId: string;
-  scopes: string[];
-  audience: string[];
-  iat: number;
-  exp: number;
-  /** The code or refresh grant the token belongs to: revoking the grant revokes the token. */
-  grantId?: string | undefined;
-  sessionId?: string | undefined;
-  /** RFC 8693 §4.1 actor claim. */
-  actor?: Record<string, unknown> | undefined;
-  /** When and how the user signed in, when the token came from a sign-in (RFC 9068 §2.2.1). */
-  authTime?: Date | undefined;
-  amr?: string[] | undefined;
-}
-
-export interface IssuedAccessToken {
-  token: string;
-  claims: AccessTokenClaims;
-  expiresIn: number;
-}
 
 export interface TokenConfig {
   issuer: string;

@@ -10,12 +10,11 @@ import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../../domain/sign-in/auth-requests.ts';
 import type { User } from '../../domain/instance/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
-import { goToFirstFactor } from './passkey.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
 import { finishWithSession } from '../finish.ts';
-import { goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 
 interface Account {

@@ -14,11 +14,10 @@ import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../store/auth-requests.ts';
-import { openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { goToFirstFactor, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../../domain/users/registration.ts';
-import { goToFirstFactor } from './passkey.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
 const MAX_LOGIN_NAME = 360;

@@ -19,28 +19,15 @@ import { relyingParty } from '../../domain/passkeys/passkey-party.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
-import { securityHeaders, seeOther } from '../../http/respond.ts';
+import { securityHeaders } from '../../http/respond.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, goToStep, openStep, REQUEST_PARAM, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, stepPath, submitStep, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
-import { passkeyForm, PASSKEY_STEP_PATH, sendPasskeyStep, type PasskeyMode } from '../passkey-page.ts';
+import { passkeyForm, sendPasskeyStep, type PasskeyMode } from '../passkey-page.ts';
 import { renderLoginName } from './login-name.ts';
 
 /** Longer than any challenge id we issue: a longer one is not looked up. */
 const MAX_CHALLENGE_ID = 64;
-
-/**
- * The first sign-in step for a known user: the passkey-first step when the user has a passkey of
- * this relying party (SPEC §11), else the password step. After a typed login name, and after an
- * account choice that needs a fresh sign-in.
- */
-export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined): Promise<void> {
-  const party = relyingParty(gh.config);
-  if (userId !== undefined && party.enabled && (await hasReadyPasskey(gh.db, userId, party.id))) {
-    return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
-  }
-  goToStep(gh, res, 'password', requestId);
-}
 
 function render(res: Response, step: Step, status: number, loginName: string, alert?: string): void {
   const { m, request } = step;

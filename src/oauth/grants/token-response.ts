@@ -3,7 +3,7 @@
  * access token, Bearer, its lifetime and the granted scope, plus an ID token when openid was granted.
  */
 import type { Gatehouse } from '../../context.ts';
-import type { IssuedAccessToken } from '../../domain/tokens/tokens.ts';
+import type { IssuedAccessToken } from '../../domain/tokens/access-token-claims.ts';
 import { issueIdToken, type IdTokenRequest } from '../id-token.ts';
 import type { TokenResponse } from './grant.ts';
 
