@@ -4,20 +4,17 @@
  */
 import type { FeatureName } from '../domain/instance/features.ts';
 import { APP_GRANT_TYPES, type AppGrantType } from '../oidc/grant-types.ts';
-import type { AccessTokenType, Address, AuthMethod, OidcAppType } from '../store/schema.ts';
+import type { Address, OidcAppType } from '../store/schema.ts';
+import type { AccessTokenType, AuthMethod, ResponseType } from '../oidc/vocabulary.ts';
 
 export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;
 export type Role = (typeof ROLES)[number];
 /** Roles that apply to the organization they are granted in; the others are instance-wide (SPEC §5). */
 export const ORG_ROLES: ReadonlySet<Role> = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
 
-export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const satisfies readonly AuthMethod[];
-export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
-export type ResponseType = (typeof RESPONSE_TYPES)[number];
 /** The grant types an application may be registered for (one list, domain/grant-types.ts). */
 export const GRANT_TYPES = APP_GRANT_TYPES;
 export type GrantType = AppGrantType;
-export const ACCESS_TOKEN_TYPES = ['jwt', 'opaque'] as const satisfies readonly AccessTokenType[];
 export const APP_TYPES = ['oidc', 'api'] as const;
 /** What kind of OIDC client: native applications may use private-use schemes and loopback URIs of any port. */
 export const OIDC_APP_TYPES = ['web', 'user_agent', 'native'] as const satisfies readonly OidcAppType[];

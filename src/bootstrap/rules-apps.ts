@@ -5,25 +5,12 @@
  * which the management API applies too.
  */
 import { createPublicKey } from 'node:crypto';
-import {
-  ACCESS_TOKEN_TYPES,
-  APP_TYPES,
-  AUTH_METHODS,
-  GRANT_TYPES,
-  OIDC_APP_TYPES,
-  RESPONSE_TYPES,
-  type AppSpec,
-  type AuthorizationSpec,
-  type GrantType,
-  type ProjectRoleSpec,
-  type ProjectSpec,
-  type PublicKeySpec,
-  type ResponseType,
-} from './document.ts';
+import { APP_TYPES, GRANT_TYPES, OIDC_APP_TYPES, type AppSpec, type AuthorizationSpec, type GrantType, type ProjectRoleSpec, type ProjectSpec, type PublicKeySpec } from './document.ts';
 import { roleKeyProblem } from '../domain/kernel/names.ts';
 import { defaultFlows, flowProblems, isApiAppAuthMethod, needsRedirectUris, usesSecret } from '../domain/projects/applications.ts';
 import { redirectUriProblem } from '../domain/projects/redirect-uris.ts';
 import { Fields, readEnum, readString, type Issues, type StringRule } from './validator.ts';
+import { ACCESS_TOKEN_TYPES, AUTH_METHODS, RESPONSE_TYPES, type ResponseType } from '../oidc/vocabulary.ts';
 
 export const ID_RULE = {
   check: (value: string) => (/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(value) ? undefined : 'must be letters, digits, "_" or "-" (at most 128)'),

@@ -6,19 +6,9 @@ import { isValidEmail } from '../domain/users/email-address.ts';
 import { FEATURES, type FeatureName } from '../domain/instance/features.ts';
 import type { Address } from '../store/schema.ts';
 import { ID_RULE, NAME_RULE, readAuthorization, readProject, readPublicKey } from './rules-apps.ts';
-import {
-  ACCESS_TOKEN_TYPES,
-  GENDERS,
-  ROLES,
-  USER_STATES,
-  type AuthorizationSpec,
-  type BootstrapDocument,
-  type HumanSpec,
-  type MachineSpec,
-  type OrgSpec,
-  type Role,
-} from './document.ts';
+import { GENDERS, ROLES, USER_STATES, type AuthorizationSpec, type BootstrapDocument, type HumanSpec, type MachineSpec, type OrgSpec, type Role } from './document.ts';
 import { Fields, readEnum, type Issues, type StringRule } from './validator.ts';
+import { ACCESS_TOKEN_TYPES } from '../oidc/vocabulary.ts';
 
 const pattern = (regex: RegExp, problem: string): StringRule => ({ check: (value) => (regex.test(value) ? undefined : problem) });
 

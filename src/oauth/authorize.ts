@@ -8,7 +8,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { createAuthRequest, type AuthRequest, type ResponseMode, type ResponseType } from '../domain/sign-in/auth-requests.ts';
+import { createAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
 import type { Application } from '../domain/instance/directory.ts';
 import { sessionMeetsFactors } from '../domain/credentials/otp.ts';
 import { verifyIdTokenHint } from '../domain/tokens/own-id-token.ts';
@@ -22,9 +22,7 @@ import { finishAuthorization } from './authorize-finish.ts';
 import { InvalidRequest, InvalidScope, OAuthError, UnauthorizedClient } from './errors.ts';
 import { deliver } from './response-mode.ts';
 import { checkScopes, parseScope } from './scopes.ts';
-
-const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'id_token', 'id_token token'];
-const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
+import { RESPONSE_MODES, RESPONSE_TYPES, type ResponseMode, type ResponseType } from '../oidc/vocabulary.ts';
 /**
  * `consent` is accepted and needs no screen: every application is registered by the instance's
  * operators, so the consent is theirs and given (OIDC Core §3.1.2.1 defines the value; clients that

@@ -14,6 +14,7 @@ import { sendJson } from '../http/node-types.ts';
 import { userClaims } from './claims.ts';
 import { tokenRoleClaims } from './role-claims.ts';
 import { meantFor } from './token-audience.ts';
+import { INTROSPECTION_AUTH_METHODS } from '../oidc/vocabulary.ts';
 
 export const INTROSPECT_PATH = '/oauth/v2/introspect';
 
@@ -22,7 +23,7 @@ export function introspectionEndpoint(gh: Gatehouse) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const params = await readForm(req, gh.config.maxBodyBytes);
     const client = await authenticateClient(gh, req, params, {
-      accepted: ['client_secret_basic', 'private_key_jwt'],
+      accepted: INTROSPECTION_AUTH_METHODS,
       machines: false,
       endpointUrl,
       basicForPost: true,

@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
-import type { ResponseMode } from '../domain/sign-in/auth-requests.ts';
 import { forbidCaching } from '../http/node-types.ts';
 import { formTargetOf } from '../http/respond.ts';
+import type { ResponseMode } from '../oidc/vocabulary.ts';
 
 export type ResponseParams = Record<string, string | undefined>;
 

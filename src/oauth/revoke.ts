@@ -12,6 +12,10 @@ import { sha256 } from '../domain/kernel/crypto.ts';
 import { findTokenByHash } from '../store/tokens.ts';
 import { authenticateClient } from './client-auth/index.ts';
 import { readForm, required } from '../http/form.ts';
+import { AUTH_METHODS } from '../oidc/vocabulary.ts';
+
+/** RFC 7009 §2.1: every client authentication method (seed §4.8). */
+export const REVOCATION_AUTH_METHODS = AUTH_METHODS;
 
 export const REVOKE_PATH = '/oauth/v2/revoke';
 
@@ -20,7 +24,7 @@ export function revocationEndpoint(gh: Gatehouse) {
   return async (req: Request, res: Response): Promise<void> => {
     const params = await readForm(req, gh.config.maxBodyBytes);
     const client = await authenticateClient(gh, req, params, {
-      accepted: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+      accepted: REVOCATION_AUTH_METHODS,
       machines: true,
       endpointUrl,
     });

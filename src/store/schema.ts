@@ -1,5 +1,6 @@
 /** Kysely table types, one interface per table of the migrations. */
 import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { AccessTokenType, AuthMethod } from '../oidc/vocabulary.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -33,7 +34,6 @@ export interface OrgsTable {
 
 export type UserKind = 'human' | 'machine';
 export type UserState = 'active' | 'locked' | 'inactive';
-export type AccessTokenType = 'jwt' | 'opaque';
 
 export interface Address {
   formatted?: string;
@@ -138,7 +138,6 @@ export interface AuthorizationsTable {
 
 export type OidcAppType = 'web' | 'user_agent' | 'native';
 
-export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
 export interface AppsTable {
   id: string;

@@ -5,10 +5,10 @@
  */
 import { APIAuthMethodType } from '../../../gen/zitadel/app/v2beta/api_pb.js';
 import { OIDCAppType, OIDCAuthMethodType, OIDCGrantType, OIDCResponseType, OIDCTokenType } from '../../../gen/zitadel/app/v2beta/oidc_pb.js';
-import type { ResponseType } from '../../domain/projects/applications.ts';
 import { AUTHORIZATION_CODE, IMPLICIT, REFRESH_TOKEN, TOKEN_EXCHANGE, type AppGrantType } from '../../oidc/grant-types.ts';
-import type { AccessTokenType, AuthMethod, OidcAppType } from '../../store/schema.ts';
+import type { OidcAppType } from '../../store/schema.ts';
 import { invalidArgument } from '../management/lists.ts';
+import type { AccessTokenType, AuthMethod, ResponseType } from '../../oidc/vocabulary.ts';
 
 /** ZITADEL's value and Gatehouse's, both ways. */
 export class EnumMap<E extends number, V> {

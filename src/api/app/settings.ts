@@ -13,11 +13,12 @@ import type {
   UpdateOIDCApplicationConfigurationRequest,
 } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { OIDCGrantType, OIDCResponseType, OIDCVersion } from '../../../gen/zitadel/app/v2beta/oidc_pb.js';
-import { defaultFlows, oidcSettingsProblems, type ResponseType } from '../../domain/projects/applications.ts';
+import { defaultFlows, oidcSettingsProblems } from '../../domain/projects/applications.ts';
 import type { AppGrantType } from '../../oidc/grant-types.ts';
-import type { AccessTokenType, AppRow, AuthMethod, OidcAppType } from '../../store/schema.ts';
+import type { AppRow, OidcAppType } from '../../store/schema.ts';
 import { invalidArgument } from '../management/lists.ts';
 import { API_AUTH_METHODS, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES, TOKEN_TYPES, type EnumMap } from './enums.ts';
+import type { AccessTokenType, AuthMethod, ResponseType } from '../../oidc/vocabulary.ts';
 
 /** The columns of an application that its settings fill. */
 export interface AppSettings {

@@ -5,12 +5,12 @@ import type { APIConfigSchema } from '../../../gen/zitadel/app/v2beta/api_pb.js'
 import { AppState, type ApplicationKeySchema, type ApplicationSchema } from '../../../gen/zitadel/app/v2beta/app_pb.js';
 import { APIAuthMethodType } from '../../../gen/zitadel/app/v2beta/api_pb.js';
 import { OIDCVersion, type OIDCConfigSchema } from '../../../gen/zitadel/app/v2beta/oidc_pb.js';
-import type { ResponseType } from '../../domain/projects/applications.ts';
 import type { AppGrantType } from '../../oidc/grant-types.ts';
 import { httpOrigin } from '../../domain/kernel/origin.ts';
 import type { AppKeyRow } from '../../store/apps.ts';
 import type { AppRow } from '../../store/schema.ts';
 import { API_AUTH_METHODS, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES, TOKEN_TYPES } from './enums.ts';
+import type { ResponseType } from '../../oidc/vocabulary.ts';
 
 /** Values ZITADEL has a name for; Gatehouse's others (client_credentials from the bootstrap file) are left out. */
 function named<E extends number>(values: readonly (E | undefined)[]): E[] {

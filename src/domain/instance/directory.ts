@@ -11,9 +11,10 @@ import { findInstance } from '../../store/instances.ts';
 import { findProjectSettings } from '../../store/projects.ts';
 import { listUserAuthorizations } from '../../store/authorizations.ts';
 import { listUserRoles } from '../../store/users.ts';
-import type { AccessTokenType, Address, AuthMethod, OidcAppType, UserKind, UserState } from '../../store/schema.ts';
+import type { Address, OidcAppType, UserKind, UserState } from '../../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
 import type { RoleGrant } from '../kernel/principal.ts';
+import type { AccessTokenType, AuthMethod } from '../../oidc/vocabulary.ts';
 
 export interface PublicKeyEntry {
   id: string;

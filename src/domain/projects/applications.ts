@@ -4,16 +4,15 @@
  * which response and grant types go together, which authentication methods carry a secret, and how
  * generated client ids and secrets look.
  */
-import type { AuthMethod, OidcAppType } from '../../store/schema.ts';
+import type { OidcAppType } from '../../store/schema.ts';
 import { AUTHORIZATION_CODE, CLIENT_CREDENTIALS, IMPLICIT, type AppGrantType } from '../../oidc/grant-types.ts';
 import { randomToken } from '../kernel/ids.ts';
 import { redirectUriProblem } from './redirect-uris.ts';
+import { INTROSPECTION_AUTH_METHODS, type AuthMethod, type ResponseType } from '../../oidc/vocabulary.ts';
 
-export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
-export type ResponseType = (typeof RESPONSE_TYPES)[number];
 
 /** The methods an API application (a resource server) authenticates with at introspection. */
-export const API_APP_AUTH_METHODS = ['client_secret_basic', 'private_key_jwt'] as const satisfies readonly AuthMethod[];
+export const API_APP_AUTH_METHODS = INTROSPECTION_AUTH_METHODS;
 
 /** The grant type each response type needs (OIDC Core §3: code flow, implicit flow). */
 export function grantFor(responseType: ResponseType): AppGrantType {

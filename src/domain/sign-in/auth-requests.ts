@@ -18,12 +18,12 @@ import type { DB } from '../../store/database.ts';
 import type { AuthRequestRow } from '../../store/schema.ts';
 import { sha256 } from '../kernel/crypto.ts';
 import { newId, randomToken } from '../kernel/ids.ts';
+import type { ResponseMode, ResponseType } from '../../oidc/vocabulary.ts';
 
 /** How long a user has between /authorize and finishing the login UI. */
 export const AUTH_REQUEST_SECONDS = 3600;
 
-export type ResponseType = 'code' | 'id_token' | 'id_token token';
-export type ResponseMode = 'query' | 'fragment' | 'form_post';
+
 
 export interface AuthRequest {
   id: string;

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { DB } from '../../store/database.ts';
 import { InsertBatcher } from '../../store/insert-batcher.ts';
-import type { AccessTokenType, TokenRow } from '../../store/schema.ts';
+import type { TokenRow } from '../../store/schema.ts';
 import {
   anyRevoked,
   findAccessToken,
@@ -31,6 +31,7 @@ import { signOwnJwt, verifyOwnJwt } from './own-jwt.ts';
 import type { AccessTokenClaims, IssuedAccessToken } from './access-token-claims.ts';
 import { RevocationCache } from './revocation-cache.ts';
 import { TurnBatch } from '../kernel/turn-batch.ts';
+import type { AccessTokenType } from '../../oidc/vocabulary.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
 

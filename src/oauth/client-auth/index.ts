@@ -10,7 +10,6 @@ import { decoyVerify } from '../../domain/kernel/crypto.ts';
 import type { Application, User } from '../../domain/instance/directory.ts';
 import { Throttled } from '../../domain/sign-in/failure-throttle.ts';
 import { limitKeyOf } from '../../http/client-address.ts';
-import type { AuthMethod } from '../../store/schema.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { optional, type Params } from '../../http/form.ts';
 import { parseBasic } from './basic.ts';
@@ -18,6 +17,7 @@ import { unverifiedIssuer } from '../assertions.ts';
 import { TOKEN_PATH } from '../paths.ts';
 import { ASSERTION_TYPE, verifyClientAssertion } from './private-key-jwt.ts';
 import { secretMatches } from './secret.ts';
+import type { AuthMethod } from '../../oidc/vocabulary.ts';
 
 export type AuthenticatedClient =
   | { kind: 'app'; clientId: string; method: AuthMethod; app: Application }

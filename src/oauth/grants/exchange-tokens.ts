@@ -15,21 +15,12 @@ import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/instance/directory.ts';
 import { activeTokenUser } from '../../domain/tokens/token-user.ts';
 import { meantFor } from '../token-audience.ts';
-import type { AuthMethod } from '../../store/schema.ts';
 import { verifyAssertion } from '../assertions.ts';
 import { InvalidRequest } from '../errors.ts';
 import { verifyOwnIdToken } from '../../domain/tokens/own-id-token.ts';
 
-const TOKEN_TYPE_PREFIX = 'urn:ietf:params:oauth:token-type:';
-export const ACCESS_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}access_token`;
-export const REFRESH_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}refresh_token`;
-export const ID_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}id_token`;
-export const JWT_TOKEN_TYPE = `${TOKEN_TYPE_PREFIX}jwt`;
-
-/** `urn:<service>:params:oauth:token-type:user_id` (GATEHOUSE_SERVICE_NAME, as ZITADEL's `urn:zitadel:…`). */
-export function userIdTokenType(serviceName: string): string {
-  return `urn:${serviceName}:params:oauth:token-type:user_id`;
-}
+import { ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_TOKEN_TYPE, REFRESH_TOKEN_TYPE, userIdTokenType } from '../../oidc/vocabulary.ts';
+import type { AuthMethod } from '../../oidc/vocabulary.ts';
 
 /** A verified subject or actor token: whom it names and what it carries. */
 export interface PresentedToken {

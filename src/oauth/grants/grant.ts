@@ -1,9 +1,9 @@
 /** The shape every grant module has (STYLE §1): its type, the parameters it reads, and handle(). */
 import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
-import type { AuthMethod } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import type { Params } from '../../http/form.ts';
+import type { AuthMethod } from '../../oidc/vocabulary.ts';
 
 export interface TokenResponse {
   access_token: string;

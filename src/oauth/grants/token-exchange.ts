@@ -29,7 +29,6 @@ import { TOKEN_EXCHANGE } from '../../oidc/grant-types.ts';
 import { appendEvent } from '../../domain/kernel/events.ts';
 import { newId } from '../../domain/kernel/ids.ts';
 import { activeTokenUser, actorChain } from '../../domain/tokens/token-user.ts';
-import type { AccessTokenType, AuthMethod } from '../../store/schema.ts';
 import { liveFamilyEnd } from '../../store/tokens.ts';
 import { cappedLifetime } from '../../domain/tokens/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
@@ -37,19 +36,11 @@ import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../er
 import { projectAccessRefusal } from '../project-access.ts';
 import { optional, required } from '../../http/form.ts';
 import { checkScopes, parseScope, type GrantedScopes } from '../scopes.ts';
-import {
-  ACCESS_TOKEN_TYPE,
-  checkActorType,
-  ID_TOKEN_TYPE,
-  JWT_TOKEN_TYPE,
-  namedSubject,
-  namedSubjectId,
-  subjectKind,
-  verifyToken,
-  type PresentedToken,
-} from './exchange-tokens.ts';
+import { checkActorType, namedSubject, namedSubjectId, subjectKind, verifyToken, type PresentedToken } from './exchange-tokens.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
+import type { AccessTokenType, AuthMethod } from '../../oidc/vocabulary.ts';
+import { ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_TOKEN_TYPE } from '../../oidc/vocabulary.ts';
 
 export { TOKEN_EXCHANGE };
 

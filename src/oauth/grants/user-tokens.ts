@@ -14,13 +14,14 @@ import { newId, randomToken } from '../../domain/kernel/ids.ts';
 import { sessionById } from '../../domain/sign-in/sessions.ts';
 import type { DB } from '../../store/database.ts';
 import { insertTokens } from '../../store/tokens.ts';
-import type { AccessTokenType, TokenRow } from '../../store/schema.ts';
+import type { TokenRow } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
 import type { TokenResponse } from './grant.ts';
 import { roleClaims } from '../role-claims.ts';
 import { accessTokenResponse } from './token-response.ts';
+import type { AccessTokenType } from '../../oidc/vocabulary.ts';
 
 export const OFFLINE_ACCESS = 'offline_access';
 
