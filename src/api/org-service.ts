@@ -33,7 +33,7 @@ import type { OrgRow } from '../store/schema.ts';
 import { findUserById, listUserRoles, replaceUserRoles } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
-import { listFilter, permissionDenied, requireManager } from './management/access.ts';
+import { adminContext, listFilter, permissionDenied, requireManager } from './management/access.ts';
 import { changeDetails, listDetails } from './management/details.ts';
 import { invalidArgument, pageOf, textFilter } from './management/lists.ts';
 
@@ -91,7 +91,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
     let userOrgId: string;
     let emailCode: string | undefined;
     if (human !== undefined) {
-      const added = await mapped(() => addHuman(trx, { gh, creator: creatorOf(principal) }, orgId, human), `${field}.human.`);
+      const added = await mapped(() => addHuman(trx, adminContext(gh, principal), orgId, human), `${field}.human.`);
       userId = added.id;
       userOrgId = orgId;
       emailCode = added.emailCode;

@@ -23,7 +23,6 @@
  * subject and times stay, for the mail limits and for the operator. Sent rows are pruned after
  * 7 days by the housekeeping of every worker (at start, then every 10 minutes).
  */
-import type { Gatehouse } from '../context.ts';
 import {
   anyMailDue,
   deleteSentMail,
@@ -36,6 +35,17 @@ import {
   type DueMail,
 } from '../store/outbox.ts';
 import { createSmtpTransport, redactedSmtpUrl, type MailTransport } from './smtp.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.ts';
+import type { DB } from '../store/database.ts';
+
+/** What the worker uses: the database, the log, the instance, and the mail settings. */
+export interface MailWorkerContext {
+  db: DB;
+  log: Logger;
+  instanceId: string;
+  config: Pick<Config, 'smtpUrl' | 'smtpFrom' | 'externalUrl'>;
+}
 
 export interface MailWorker {
   /** Stops polling and waits for a send in progress. */
@@ -91,8 +101,8 @@ export function shortError(error: unknown, smtpUrl: string | undefined): string 
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 
-export function startMailWorker(gh: Pick<Gatehouse, 'config' | 'db' | 'log' | 'instanceId'>, options: MailWorkerOptions = {}): MailWorker {
-  const { config, db, log, instanceId } = gh;
+export function startMailWorker(ctx: MailWorkerContext, options: MailWorkerOptions = {}): MailWorker {
+  const { config, db, log, instanceId } = ctx;
   const intervalMs = options.intervalMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
   const sendTimeoutMs = Math.min(options.sendTimeoutMs ?? 30_000, leaseMs / 2);

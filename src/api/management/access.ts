@@ -12,7 +12,9 @@
  */
 import { Code, type ConnectError } from '@connectrpc/connect';
 import type { Voucher } from '../../domain/users/contact-email.ts';
-import { hasRole, type Principal } from '../../domain/kernel/principal.ts';
+import { creatorOf, hasRole, type Principal } from '../../domain/kernel/principal.ts';
+import type { AdminContext } from '../../domain/users/user-admin.ts';
+import type { Gatehouse } from '../../context.ts';
 import { apiError } from '../errors.ts';
 
 /** The organizations a caller manages: all of the instance, or some. */
@@ -67,4 +69,9 @@ export function listFilter(managed: ManagedOrgs): readonly string[] | undefined 
 export function voucherOf(principal: Principal): Voucher {
   const managed = managedOrgs(principal);
   return managed === undefined || managed.all ? 'instance' : { orgIds: [...managed.orgIds] };
+}
+
+/** What the users wing's writes take from a call of `principal` (domain/users/user-admin.ts AdminContext). */
+export function adminContext(gh: Pick<Gatehouse, 'instanceId' | 'config' | 'masterKey'>, principal: Principal): AdminContext {
+  return { instanceId: gh.instanceId, externalUrl: gh.config.externalUrl, masterKey: gh.masterKey, creator: creatorOf(principal), voucher: voucherOf(principal) };
 }

@@ -22,7 +22,7 @@ import type { Organization } from '../../../gen/zitadel/object/v2/object_pb.js';
 import type { UpdateHumanUserRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
 import { latestSequence } from '../../domain/kernel/events.ts';
-import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
+import type { Principal } from '../../domain/kernel/principal.ts';
 import {
   addHuman,
   addMachine,
@@ -41,7 +41,7 @@ import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
 import { countUsers, findUserWithOrgDomain, listUsers } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
-import { listFilter, requireManager, visibleOrg, voucherOf, type ManagedOrgs } from '../management/access.ts';
+import { adminContext, listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
 import { addHumanInput, emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
@@ -49,7 +49,7 @@ import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
 
 export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserService>> {
-  const admin = (principal: Principal): AdminContext => ({ gh, creator: creatorOf(principal), voucher: voucherOf(principal) });
+  const admin = (principal: Principal): AdminContext => adminContext(gh, principal);
 
   /** The organization a new user goes to, after the permission check. */
   async function creationOrg(db: DB, principal: Principal, managed: ManagedOrgs, ref: Organization['org']): Promise<string> {

@@ -17,7 +17,6 @@
  * verified yet, so the mail carries nothing the user chose (no name in the greeting).
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Gatehouse } from '../../context.ts';
 import { httpOrigin } from '../kernel/origin.ts';
 import { verificationMail } from '../../mail/messages.ts';
 import { renderUrlTemplate, TemplateError } from '../../mail/template.ts';
@@ -31,6 +30,7 @@ import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { newId } from '../kernel/ids.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from '../kernel/outbox.ts';
 import { secretTry } from '../sign-in/secret-tries.ts';
+import type { Directory } from '../instance/directory.ts';
 
 export const EMAIL_CODE_SECONDS = 3600;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
@@ -264,23 +264,23 @@ export type CodeTry = { by: 'caller' } | { by: 'page'; codeId: string | undefine
  * EMAIL_CODE_MAX_ATTEMPTS the code is void (every further try is 'invalid'), after
  * EMAIL_CODE_MAX_ANONYMOUS_ATTEMPTS tries without the id only those are. 'not_pending' means there is
  * no code for the user (none issued, already used, or the user is unknown). Every try is one of the
- * client address's tries (Throttled past the limit, nothing checked). With a Gatehouse, the directory
- * cache is cleared after a verification.
+ * client address's tries (Throttled past the limit, nothing checked). With a directory, its cache is
+ * cleared after a verification.
  */
 export async function verifyEmailCodeWithDetails(
-  target: Gatehouse | DB,
+  target: CodeVerifier | DB,
   userId: string,
   code: string,
   options: { creator?: string; via?: CodeTry } = {},
 ): Promise<VerifyEmailCodeOutcome> {
-  const gh = isGatehouse(target) ? target : undefined;
-  const db = gh ? gh.db : (target as DB);
+  const verifier = isVerifier(target) ? target : undefined;
+  const db = verifier ? verifier.db : (target as DB);
   const via = options.via ?? { by: 'caller' };
   const outcome = await secretTry(
     () => inTransaction(db, (trx) => checkCode(trx, userId, code, via, options.creator)),
     (checked) => checked.result !== 'verified',
   );
-  if (outcome.result === 'verified') gh?.directory.clear();
+  if (outcome.result === 'verified') verifier?.directory.clear();
   return outcome;
 }
 
@@ -314,10 +314,16 @@ async function checkCode(trx: DB, userId: string, code: string, via: CodeTry, cr
  * verifyEmailCodeWithDetails for the login UI's verification page, without the event details: a
  * try of anyone, which counts towards the code's tries only with the code's id from the link.
  */
-export async function verifyEmailCode(target: Gatehouse | DB, userId: string, code: string, codeId?: string): Promise<EmailCodeResult> {
+export async function verifyEmailCode(target: CodeVerifier | DB, userId: string, code: string, codeId?: string): Promise<EmailCodeResult> {
   return (await verifyEmailCodeWithDetails(target, userId, code, { via: { by: 'page', codeId } })).result;
 }
 
-function isGatehouse(target: Gatehouse | DB): target is Gatehouse {
-  return 'directory' in target && 'config' in target;
+/** What verifying a code uses beside the database: the directory whose cache a verification changes. */
+export interface CodeVerifier {
+  db: DB;
+  directory: Pick<Directory, 'clear'>;
+}
+
+function isVerifier(target: CodeVerifier | DB): target is CodeVerifier {
+  return 'directory' in target && 'db' in target;
 }

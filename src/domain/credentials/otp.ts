@@ -9,7 +9,6 @@
  * passwords; these functions only say whether a code was valid.
  */
 import { HOTP, Secret } from 'otpauth';
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import {
   deleteOtpFactor,
@@ -26,6 +25,16 @@ import { takeUserRowLock } from '../../store/users.ts';
 import { safeEqual } from '../kernel/crypto.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { currentLockUnderRowLock } from '../sign-in/lockout.ts';
+import type { Config } from '../../config/index.ts';
+import type { MasterKey } from '../kernel/crypto.ts';
+
+/** What the authenticator-app factor uses: the database, the sealing key, the issuer name of the otpauth URL. */
+export interface OtpContext {
+  db: DB;
+  instanceId: string;
+  masterKey: Pick<MasterKey, 'encrypt' | 'decrypt'>;
+  config: Pick<Config, 'issuerName'>;
+}
 
 export const OTP_PERIOD_SECONDS = 30;
 export const OTP_DIGITS = 6;
@@ -102,21 +111,21 @@ function lastStepOf(value: string | number | null): number | null {
  * user has a ready factor. The user row is locked for the transaction, so concurrent adds for one
  * user run one after the other and leave exactly one factor.
  */
-export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date()): Promise<AddOtpResult> {
+export async function addOtpFactor(ctx: OtpContext, user: OtpUser, now = new Date()): Promise<AddOtpResult> {
   const secret = new Secret({ size: SECRET_BYTES }).base32;
-  return gh.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await takeUserRowLock(trx, user.id);
     if ((await findOtpFactorState(trx, user.id)) === 'ready') return { kind: 'exists' } as const;
-    await upsertUnverifiedOtpFactor(trx, user.id, gh.masterKey.encrypt(secret), now);
+    await upsertUnverifiedOtpFactor(trx, user.id, ctx.masterKey.encrypt(secret), now);
     const details = await appendEvent(trx, {
-      instanceId: gh.instanceId,
+      instanceId: ctx.instanceId,
       aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.added',
       creator: user.creator ?? user.id,
     });
-    return { kind: 'added', otp: { url: otpUrl(gh.config.issuerName, user.loginName, secret), secret, details: { ...details, creationDate: details.changeDate } } } as const;
+    return { kind: 'added', otp: { url: otpUrl(ctx.config.issuerName, user.loginName, secret), secret, details: { ...details, creationDate: details.changeDate } } } as const;
   });
 }
 
@@ -125,24 +134,24 @@ export async function addOtpFactor(gh: Gatehouse, user: OtpUser, now = new Date(
  * codes count towards it, see the caller); `invalid` for a wrong, expired or replayed code.
  */
 export async function verifyOtpFactor<R>(
-  gh: Gatehouse,
+  ctx: OtpContext,
   user: OtpUser,
   code: string,
   now: Date,
   /** Counts a wrong code, in the transaction that holds the user's row lock (SPEC 10.3). */
   refuse: (trx: DB) => Promise<R>,
 ): Promise<VerifyOtpResult<R>> {
-  return gh.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
+  return ctx.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
     const lockedUntil = await currentLockUnderRowLock(trx, user.id, now);
     const factor = await findOtpFactor(trx, user.id);
     if (!factor) return { kind: 'not_found' } as const;
     if (factor.state === 'ready') return { kind: 'already_ready' } as const;
     if (lockedUntil) return { kind: 'locked', until: lockedUntil } as const;
-    const step = matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
+    const step = matchingStep(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
     if (step === undefined) return { kind: 'invalid', refusal: await refuse(trx) };
     await markOtpFactorReady(trx, user.id, step, now);
     const details = await appendEvent(trx, {
-      instanceId: gh.instanceId,
+      instanceId: ctx.instanceId,
       aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
@@ -160,14 +169,14 @@ export async function verifyOtpFactor<R>(
  * nothing yet and goes with any token of the user. The row is locked, so a verification running at
  * the same time is seen.
  */
-export async function removeOtpFactor(gh: Gatehouse, user: OtpUser, usedFactor: boolean): Promise<RemoveOtpResult> {
-  return gh.db.transaction().execute(async (trx) => {
+export async function removeOtpFactor(ctx: OtpContext, user: OtpUser, usedFactor: boolean): Promise<RemoveOtpResult> {
+  return ctx.db.transaction().execute(async (trx) => {
     const state = await findOtpFactorStateForUpdate(trx, user.id);
     if (!state) return { kind: 'not_found' } as const;
     if (state === 'ready' && !usedFactor) return { kind: 'needs_otp_sign_in' } as const;
     await deleteOtpFactor(trx, user.id);
     const details = await appendEvent(trx, {
-      instanceId: gh.instanceId,
+      instanceId: ctx.instanceId,
       aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
@@ -203,17 +212,17 @@ export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date 
  * may start, so parallel guesses cannot all pass the lockout check first.
  */
 export async function checkOtpCode<R>(
-  gh: Gatehouse,
+  ctx: OtpContext,
   userId: string,
   code: string,
   now: Date,
   refuse: (trx: DB) => Promise<R>,
 ): Promise<OtpCodeCheck<R>> {
-  return gh.db.transaction().execute(async (trx): Promise<OtpCodeCheck<R>> => {
+  return ctx.db.transaction().execute(async (trx): Promise<OtpCodeCheck<R>> => {
     const lockedUntil = await currentLockUnderRowLock(trx, userId, now);
     if (lockedUntil) return { kind: 'locked', until: lockedUntil };
     const factor = await findReadyOtpFactorForUpdate(trx, userId);
-    const step = factor ? matchingStep(gh.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
+    const step = factor ? matchingStep(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
     if (step === undefined) return { kind: 'refused', refusal: await refuse(trx) };
     await recordOtpStep(trx, userId, step, now);
     return { kind: 'valid' };

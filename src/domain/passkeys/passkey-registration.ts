@@ -13,7 +13,6 @@
  *   started a registration with one may finish it.
  */
 import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import { credentialIdTaken, findPasskeyForUpdate, findPendingPasskeyHolder, listReadyCredentials, markPasskeyReady, replacePendingPasskey } from '../../store/passkeys.ts';
 import { isUniqueViolation, takeUserRowLock } from '../../store/users.ts';
@@ -23,7 +22,13 @@ import { newId } from '../kernel/ids.ts';
 import { useRegistrationCode } from './passkey-codes.ts';
 import { credentialTransports, registrationResponse, userHandleOf } from './passkey-credentials.ts';
 import { PASSKEY_ALGORITHMS, PASSKEY_CEREMONY_SECONDS, relyingPartyName } from './passkey-party.ts';
-import { enabledRelyingParty, type PasskeyUser } from './passkeys.ts';
+import { enabledRelyingParty, type PasskeysContext, type PasskeyUser } from './passkeys.ts';
+import type { Logger } from 'pino';
+
+/** What a passkey registration uses: the passkeys' context and the log. */
+export interface RegistrationContext extends PasskeysContext {
+  log: Logger;
+}
 
 export type AuthenticatorAttachment = 'platform' | 'cross-platform';
 
@@ -50,10 +55,10 @@ export interface StartedRegistration {
 export type StartRegistrationResult = { kind: 'started'; registration: StartedRegistration } | { kind: 'invalid_code' };
 
 /** Starts a registration: a pending passkey and the options for the browser. PasskeysDisabled when off. */
-export async function startPasskeyRegistration(gh: Gatehouse, user: PasskeyUser, input: StartRegistrationInput, now = new Date()): Promise<StartRegistrationResult> {
-  const party = enabledRelyingParty(gh);
+export async function startPasskeyRegistration(ctx: RegistrationContext, user: PasskeyUser, input: StartRegistrationInput, now = new Date()): Promise<StartRegistrationResult> {
+  const party = enabledRelyingParty(ctx);
   const { generateRegistrationOptions } = await webauthnLibrary(); // loaded before the user's row is locked
-  return gh.db.transaction().execute(async (trx): Promise<StartRegistrationResult> => {
+  return ctx.db.transaction().execute(async (trx): Promise<StartRegistrationResult> => {
     await takeUserRowLock(trx, user.id);
     if (input.code !== undefined && (await useRegistrationCode(trx, user.id, input.code, now)) !== 'valid') return { kind: 'invalid_code' };
     const registered = await listReadyCredentials(trx, user.id);
@@ -129,18 +134,18 @@ export interface FinishRegistrationInput {
 }
 
 /** Verifies the browser's answer to a pending registration and makes the passkey ready. */
-export async function finishPasskeyRegistration(gh: Gatehouse, user: { id: string; orgId: string; instanceId: string }, input: FinishRegistrationInput, now = new Date()): Promise<FinishRegistrationResult> {
-  const party = enabledRelyingParty(gh);
+export async function finishPasskeyRegistration(ctx: RegistrationContext, user: { id: string; orgId: string; instanceId: string }, input: FinishRegistrationInput, now = new Date()): Promise<FinishRegistrationResult> {
+  const party = enabledRelyingParty(ctx);
   const { verifyRegistrationResponse } = await webauthnLibrary(); // loaded before the row is locked
   try {
-    return await gh.db.transaction().execute(async (trx): Promise<FinishRegistrationResult> => {
+    return await ctx.db.transaction().execute(async (trx): Promise<FinishRegistrationResult> => {
       const row = await findPasskeyForUpdate(trx, user.id, input.passkeyId);
       if (row === undefined) return { kind: 'not_found' };
       if (row.state === 'ready') return { kind: 'already_ready' };
       if (row.challenge === null || row.expires_at === null || row.expires_at <= now) return { kind: 'expired' };
       const response = registrationResponse(input.credential);
       if (response === undefined) return { kind: 'invalid' };
-      const verified = await verifyRegistration(gh, verifyRegistrationResponse, response, row.challenge, party);
+      const verified = await verifyRegistration(ctx, verifyRegistrationResponse, response, row.challenge, party);
       if (verified === undefined) return { kind: 'invalid' };
       if (await credentialIdTaken(trx, verified.credentialId)) return { kind: 'exists' };
       await markPasskeyReady(
@@ -169,7 +174,7 @@ export async function finishPasskeyRegistration(gh: Gatehouse, user: { id: strin
 
 /** The library's verification; undefined for anything it refuses (the reason goes to the debug log). */
 async function verifyRegistration(
-  gh: Gatehouse,
+  ctx: RegistrationContext,
   verifyRegistrationResponse: WebAuthnLibrary['verifyRegistrationResponse'],
   response: RegistrationResponseJSON,
   challenge: string,
@@ -189,7 +194,7 @@ async function verifyRegistration(
     const { credential } = result.registrationInfo;
     return { credentialId: credential.id, publicKey: Buffer.from(credential.publicKey).toString('base64url'), counter: credential.counter };
   } catch (error) {
-    gh.log.debug({ event: 'passkey.registration.refused', reason: error instanceof Error ? error.message : String(error) }, 'passkey registration refused');
+    ctx.log.debug({ event: 'passkey.registration.refused', reason: error instanceof Error ? error.message : String(error) }, 'passkey registration refused');
     return undefined;
   }
 }

@@ -21,7 +21,6 @@
  *   the assertion's time is the sign-in's auth_time.
  */
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import {
   findPasskeyUser,
@@ -40,7 +39,14 @@ import { newId } from '../kernel/ids.ts';
 import { countFailedAttempt, countRefusalWhileLocked, currentLockUnderRowLock } from '../sign-in/lockout.ts';
 import { authenticationResponse } from './passkey-credentials.ts';
 import { PASSKEY_CEREMONY_SECONDS } from './passkey-party.ts';
-import { enabledRelyingParty } from './passkeys.ts';
+import { enabledRelyingParty, type PasskeysContext } from './passkeys.ts';
+import type { FailureThrottle } from '../sign-in/failure-throttle.ts';
+import type { LockoutContext } from '../sign-in/lockout.ts';
+
+/** What a passkey sign-in uses: the lockout's context and the failures per client address. */
+export interface PasskeySignInContext extends LockoutContext, PasskeysContext {
+  throttle: FailureThrottle;
+}
 
 /** ZITADEL's `amr` of a passkey sign-in: user verification and possession, two factors. */
 export const PASSKEY_AMR: readonly string[] = ['user', 'mfa'];
@@ -57,9 +63,9 @@ export interface PasskeyChallenge {
  * A challenge for a passkey sign-in: username-less without `userId`, else for that user (its
  * credentials as allowCredentials). Throws PasskeysDisabled when passkeys are off.
  */
-export async function startPasskeySignIn(gh: Gatehouse, input: { userId?: string | undefined } = {}, now = new Date()): Promise<PasskeyChallenge> {
-  const party = enabledRelyingParty(gh);
-  const credentials = input.userId === undefined ? undefined : await listReadyCredentials(gh.db, input.userId);
+export async function startPasskeySignIn(ctx: PasskeySignInContext, input: { userId?: string | undefined } = {}, now = new Date()): Promise<PasskeyChallenge> {
+  const party = enabledRelyingParty(ctx);
+  const credentials = input.userId === undefined ? undefined : await listReadyCredentials(ctx.db, input.userId);
   const { generateAuthenticationOptions } = await webauthnLibrary();
   const options = await generateAuthenticationOptions({
     rpID: party.id,
@@ -69,7 +75,7 @@ export async function startPasskeySignIn(gh: Gatehouse, input: { userId?: string
   });
   const challengeId = newId();
   const expiresAt = new Date(now.getTime() + PASSKEY_CEREMONY_SECONDS * 1000);
-  await insertPasskeyChallenge(gh.db, { id: challengeId, instance_id: gh.instanceId, challenge: options.challenge, user_id: input.userId ?? null, expires_at: expiresAt, created_at: now });
+  await insertPasskeyChallenge(ctx.db, { id: challengeId, instance_id: ctx.instanceId, challenge: options.challenge, user_id: input.userId ?? null, expires_at: expiresAt, created_at: now });
   return { challengeId, options, expiresAt };
 }
 
@@ -90,7 +96,7 @@ export interface FinishSignInInput {
   credential: unknown;
   /** The login UI's authorization request: failures count on it too. */
   requestId?: string | undefined;
-  /** The client address failures are counted against (gh.throttle). */
+  /** The client address failures are counted against (ctx.throttle). */
   address?: string | undefined;
 }
 
@@ -98,23 +104,23 @@ export interface FinishSignInInput {
 type Refusal = 'challenge' | 'malformed' | 'unknown_credential' | 'other_user' | 'user_handle' | 'cloned_before' | 'verification' | 'counter';
 
 /** Verifies a passkey assertion against the challenge it answers. Throws PasskeysDisabled when off. */
-export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInput, now = new Date()): Promise<PasskeySignIn> {
-  const party = enabledRelyingParty(gh);
+export async function finishPasskeySignIn(ctx: PasskeySignInContext, input: FinishSignInInput, now = new Date()): Promise<PasskeySignIn> {
+  const party = enabledRelyingParty(ctx);
   if (input.address !== undefined) {
-    const wait = gh.throttle.take(input.address, now.getTime());
+    const wait = ctx.throttle.take(input.address, now.getTime());
     if (wait > 0) return { kind: 'throttled', retryAfterSeconds: wait };
   }
   const { verifyAuthenticationResponse } = await webauthnLibrary(); // loaded before any row is locked
-  return gh.db.transaction().execute(async (trx): Promise<PasskeySignIn> => {
-    const challenge = await takePasskeyChallenge(trx, gh.instanceId, input.challengeId);
+  return ctx.db.transaction().execute(async (trx): Promise<PasskeySignIn> => {
+    const challenge = await takePasskeyChallenge(trx, ctx.instanceId, input.challengeId);
     const response = authenticationResponse(input.credential);
-    const presented = response === undefined ? undefined : await findReadyCredential(trx, gh.instanceId, response.id);
+    const presented = response === undefined ? undefined : await findReadyCredential(trx, ctx.instanceId, response.id);
     // The user the sign-in is for: named by the challenge, or the owner of the credential presented.
     // Its row is locked before the credential's, the order removal takes them in.
     const userId = challenge?.user_id ?? presented?.user_id;
     const lockedUntil = userId === undefined ? undefined : await currentLockUnderRowLock(trx, userId, now);
-    const row = response === undefined || presented === undefined ? undefined : await findReadyCredentialForUpdate(trx, gh.instanceId, response.id);
-    const refuse = (reason: Refusal) => refusal(gh, trx, { reason, userId, requestId: input.requestId, lockedUntil, passkeyId: row?.id }, now);
+    const row = response === undefined || presented === undefined ? undefined : await findReadyCredentialForUpdate(trx, ctx.instanceId, response.id);
+    const refuse = (reason: Refusal) => refusal(ctx, trx, { reason, userId, requestId: input.requestId, lockedUntil, passkeyId: row?.id }, now);
 
     if (challenge === undefined || challenge.expires_at <= now) return refuse('challenge');
     if (response === undefined) return refuse('malformed');
@@ -122,17 +128,17 @@ export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInpu
     if (row.user_id !== userId) return refuse('other_user');
     if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(row.user_id, 'utf8').toString('base64url')) return refuse('user_handle');
     if (row.possibly_cloned) return refuse('cloned_before');
-    const counter = await verifiedCounter(gh, verifyAuthenticationResponse, response, row, challenge.challenge, party);
+    const counter = await verifiedCounter(ctx, verifyAuthenticationResponse, response, row, challenge.challenge, party);
     if (counter === undefined) return refuse('verification');
     const stored = Number(row.sign_count);
     if ((counter > 0 || stored > 0) && counter <= stored) {
-      await markCloned(gh, trx, row, { stored, presented: counter }, now);
+      await markCloned(ctx, trx, row, { stored, presented: counter }, now);
       return refuse('counter');
     }
 
     // The assertion is valid: from here on the answer may tell about the user (it proved the factor).
-    if (input.address !== undefined) gh.throttle.succeeded(input.address, now.getTime());
-    const user = await findPasskeyUser(trx, gh.instanceId, row.user_id);
+    if (input.address !== undefined) ctx.throttle.succeeded(input.address, now.getTime());
+    const user = await findPasskeyUser(trx, ctx.instanceId, row.user_id);
     if (user === undefined || user.kind !== 'human' || user.state !== 'active') return { kind: 'inactive' };
     if (lockedUntil !== undefined) return { kind: 'locked', until: lockedUntil };
     await recordPasskeyUse(trx, row.id, counter, now);
@@ -146,7 +152,7 @@ export async function finishPasskeySignIn(gh: Gatehouse, input: FinishSignInInpu
  * counter that did not go up from the other refusals. Undefined when refused.
  */
 async function verifiedCounter(
-  gh: Gatehouse,
+  ctx: PasskeySignInContext,
   verifyAuthenticationResponse: WebAuthnLibrary['verifyAuthenticationResponse'],
   response: AuthenticationResponseJSON,
   row: PasskeyRow,
@@ -165,13 +171,13 @@ async function verifiedCounter(
     });
     return result.verified ? result.authenticationInfo.newCounter : undefined;
   } catch (error) {
-    gh.log.debug({ event: 'passkey.assertion.refused', passkeyId: row.id, reason: error instanceof Error ? error.message : String(error) }, 'passkey assertion refused');
+    ctx.log.debug({ event: 'passkey.assertion.refused', passkeyId: row.id, reason: error instanceof Error ? error.message : String(error) }, 'passkey assertion refused');
     return undefined;
   }
 }
 
 /** SPEC §11: the counter did not go up; the credential may have been copied. */
-async function markCloned(gh: Gatehouse, trx: DB, row: PasskeyRow, counters: { stored: number; presented: number }, now: Date): Promise<void> {
+async function markCloned(ctx: PasskeySignInContext, trx: DB, row: PasskeyRow, counters: { stored: number; presented: number }, now: Date): Promise<void> {
   await markPasskeyPossiblyCloned(trx, row.id, now);
   const owner = await findPasskeyUser(trx, row.instance_id, row.user_id);
   await appendEvent(trx, {
@@ -182,7 +188,7 @@ async function markCloned(gh: Gatehouse, trx: DB, row: PasskeyRow, counters: { s
     type: 'user.human.passwordless.token.cloned',
     payload: { passkeyId: row.id, storedCounter: counters.stored, presentedCounter: counters.presented },
   });
-  gh.log.warn(
+  ctx.log.warn(
     { event: 'passkey.possibly_cloned', userId: row.user_id, passkeyId: row.id, ...counters },
     'passkey sign counter did not go up: the credential may have been cloned; it is refused from now on',
   );
@@ -190,20 +196,20 @@ async function markCloned(gh: Gatehouse, trx: DB, row: PasskeyRow, counters: { s
 
 /** A refused assertion: logged with its reason, counted towards the known user's lockout. */
 async function refusal(
-  gh: Gatehouse,
+  ctx: PasskeySignInContext,
   trx: DB,
   context: { reason: Refusal; userId: string | undefined; requestId: string | undefined; lockedUntil: Date | undefined; passkeyId: string | undefined },
   now: Date,
 ): Promise<PasskeySignIn> {
   const { reason, userId, requestId, lockedUntil, passkeyId } = context;
-  gh.log.info({ event: 'passkey.refused', reason, userId, passkeyId, authRequestId: requestId }, 'passkey sign-in refused');
+  ctx.log.info({ event: 'passkey.refused', reason, userId, passkeyId, authRequestId: requestId }, 'passkey sign-in refused');
   if (userId !== undefined && lockedUntil !== undefined) {
     // As for passwords: failures during a lock do not extend it (counted on the request only).
     if (requestId !== undefined) await countRefusalWhileLocked(trx, requestId, lockedUntil);
   } else {
-    const user = userId === undefined ? undefined : await findPasskeyUser(trx, gh.instanceId, userId);
+    const user = userId === undefined ? undefined : await findPasskeyUser(trx, ctx.instanceId, userId);
     // SPEC 10.3: like wrong one-time passwords.
-    await countFailedAttempt(gh, { requestId, user: user === undefined ? undefined : { id: user.id, orgId: user.org_id }, factor: 'passkey' }, now, trx);
+    await countFailedAttempt(ctx, { requestId, user: user === undefined ? undefined : { id: user.id, orgId: user.org_id }, factor: 'passkey' }, now, trx);
   }
   return { kind: 'refused' };
 }

@@ -8,13 +8,19 @@
  *   user itself removing its last passkey when it has no password: it could not sign in any more.
  *   An administrator may (it can send a registration link).
  */
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import { countReadyPasskeys, deletePasskey, findPasskeyForUpdate, findPasskeyUser, listUserPasskeys } from '../../store/passkeys.ts';
 import type { UserKind, UserState } from '../../store/schema.ts';
 import { takeUserRowLock } from '../../store/users.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { relyingParty } from './passkey-party.ts';
+import type { Config } from '../../config/index.ts';
+
+/** What the passkeys' reads and removal use: the database and the relying party's configuration. */
+export interface PasskeysContext {
+  db: DB;
+  config: Pick<Config, 'externalUrl' | 'webauthnRpId'>;
+}
 
 /** Passkeys are off for this deployment (passkey-party.ts says why). */
 export class PasskeysDisabled extends Error {
@@ -22,8 +28,8 @@ export class PasskeysDisabled extends Error {
 }
 
 /** The relying party, or PasskeysDisabled. */
-export function enabledRelyingParty(gh: Pick<Gatehouse, 'config'>): { id: string; origin: string } {
-  const party = relyingParty(gh.config);
+export function enabledRelyingParty(ctx: Pick<PasskeysContext, 'config'>): { id: string; origin: string } {
+  const party = relyingParty(ctx.config);
   if (!party.enabled) throw new PasskeysDisabled(party.reason);
   return party;
 }
@@ -88,12 +94,12 @@ export type RemovePasskeyResult = { kind: 'removed'; details: ChangeDetails } | 
  * user itself; only the user itself is kept from removing its last way to sign in.
  */
 export async function removePasskey(
-  gh: Gatehouse,
+  ctx: PasskeysContext,
   user: Pick<PasskeyUser, 'id' | 'orgId' | 'instanceId'>,
   passkeyId: string,
   input: { creator: string; byAdministrator: boolean },
 ): Promise<RemovePasskeyResult> {
-  return gh.db.transaction().execute(async (trx): Promise<RemovePasskeyResult> => {
+  return ctx.db.transaction().execute(async (trx): Promise<RemovePasskeyResult> => {
     await takeUserRowLock(trx, user.id);
     const row = await findPasskeyForUpdate(trx, user.id, passkeyId);
     if (row === undefined) return { kind: 'not_found' };

@@ -5,10 +5,17 @@
  * on the user alone). Only a completed sign-in ends a run of failures (clearLockout), never a right
  * password or code alone (SPEC 10.3). The counting statements are in store/users.ts.
  */
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import { clearFailedAttempts, countFailedLogin, countFailedUserAttempt, findLockForUpdate, findUserLock } from '../../store/users.ts';
 import { appendEvent } from '../kernel/events.ts';
+import type { Logger } from 'pino';
+
+/** What counting a failure uses: the database, the log, the instance of the lock event. */
+export interface LockoutContext {
+  db: DB;
+  log: Logger;
+  instanceId: string;
+}
 
 /** Consecutive failed passwords or OTP codes that lock a user. SPEC §7 (10); a constant until it is configurable. */
 export const LOCKOUT_THRESHOLD = 10;
@@ -27,11 +34,11 @@ const FACTOR_WORDS = { password: 'passwords', otp: 'OTP codes', passkey: 'passke
  * when there is one. Reaching the threshold locks the user, which is recorded as a `user.locked` event.
  */
 export async function countFailedAttempt(
-  gh: Gatehouse,
+  ctx: LockoutContext,
   input: { requestId?: string | undefined; user: { id: string; orgId: string } | undefined; factor: 'password' | 'otp' | 'passkey' },
   now = new Date(),
   /** The transaction that holds the user's row lock, when the caller checked the code under it. */
-  db: DB = gh.db,
+  db: DB = ctx.db,
 ): Promise<AttemptRefusal> {
   const { requestId, user, factor } = input;
   const lockUntil = new Date(now.getTime() + LOCKOUT_SECONDS * 1000);
@@ -41,17 +48,17 @@ export async function countFailedAttempt(
       : user
         ? await countFailedUserAttempt(db, { userId: user.id, threshold: LOCKOUT_THRESHOLD, lockUntil })
         : null;
-  gh.log.info({ event: 'login.failed', factor, authRequestId: requestId, userId: user?.id }, `${factor} refused`);
+  ctx.log.info({ event: 'login.failed', factor, authRequestId: requestId, userId: user?.id }, `${factor} refused`);
   if (user && lockedUntil && lockedUntil > now) {
     await appendEvent(db, {
-      instanceId: gh.instanceId,
+      instanceId: ctx.instanceId,
       aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.locked',
       payload: { reason: LOCK_REASONS[factor], until: lockedUntil.toISOString() },
     });
-    gh.log.warn({ event: 'user.locked', userId: user.id, until: lockedUntil }, `user locked after repeated failed ${FACTOR_WORDS[factor]}`);
+    ctx.log.warn({ event: 'user.locked', userId: user.id, until: lockedUntil }, `user locked after repeated failed ${FACTOR_WORDS[factor]}`);
     return { kind: 'locked', until: lockedUntil };
   }
   return { kind: 'invalid' };

@@ -14,7 +14,6 @@
  *   (domain/registration-limits.ts), looked at before the password is hashed, and again, under a
  *   lock, in the transaction that records the user.
  */
-import type { Gatehouse } from '../../context.ts';
 import type { AuthRequest } from '../sign-in/auth-requests.ts';
 import { hashSecret } from '../kernel/crypto.ts';
 import { appendEvent } from '../kernel/events.ts';
@@ -23,6 +22,17 @@ import { newId } from '../kernel/ids.ts';
 import { lockRegistrationLimits, REGISTRATION_WINDOW_SECONDS, registrationLimitReached, type RegistrationLimits } from './registration-limits.ts';
 import { findRegistrationOrg, recordRegistration } from '../../store/registrations.ts';
 import { insertUser, isUniqueViolation, userNameTaken } from '../../store/users.ts';
+import type { Config } from '../../config/index.ts';
+import type { DB } from '../../store/database.ts';
+import type { Directory } from '../instance/directory.ts';
+
+/** What self-registration uses: the database, the instance, its applications, and the budget an hour. */
+export interface RegistrationContext {
+  db: DB;
+  instanceId: string;
+  directory: Pick<Directory, 'application'>;
+  config: Pick<Config, 'registrationsPerHour'>;
+}
 
 export interface Registration {
   /** The organization from registrationOrg. */
@@ -47,28 +57,28 @@ export type RegistrationResult =
  * The organization the sign-in request's application registers users into, when that organization
  * allows registration; else undefined (no "Create an account", and the register page says so).
  */
-export async function registrationOrg(gh: Gatehouse, request: Pick<AuthRequest, 'clientId'>): Promise<string | undefined> {
-  const app = request.clientId === '' ? undefined : await gh.directory.application(gh.instanceId, request.clientId);
+export async function registrationOrg(ctx: RegistrationContext, request: Pick<AuthRequest, 'clientId'>): Promise<string | undefined> {
+  const app = request.clientId === '' ? undefined : await ctx.directory.application(ctx.instanceId, request.clientId);
   if (app === undefined) return undefined;
-  const org = await findRegistrationOrg(gh.db, gh.instanceId, app.orgId);
+  const org = await findRegistrationOrg(ctx.db, ctx.instanceId, app.orgId);
   return org !== undefined && (org.allow_register ?? org.is_default) ? org.id : undefined;
 }
 
-export async function registerHuman(gh: Gatehouse, input: Registration): Promise<RegistrationResult> {
-  const limits: RegistrationLimits = { instanceId: gh.instanceId, address: input.address, perHour: gh.config.registrationsPerHour };
-  const limited = await registrationLimitReached(gh.db, limits); // before any hashing
+export async function registerHuman(ctx: RegistrationContext, input: Registration): Promise<RegistrationResult> {
+  const limits: RegistrationLimits = { instanceId: ctx.instanceId, address: input.address, perHour: ctx.config.registrationsPerHour };
+  const limited = await registrationLimitReached(ctx.db, limits); // before any hashing
   if (limited) return { kind: 'limited', ...limited };
-  if (await userNameTaken(gh.db, gh.instanceId, input.userName)) return { kind: 'taken' };
+  if (await userNameTaken(ctx.db, ctx.instanceId, input.userName)) return { kind: 'taken' };
   const passwordHash = await hashSecret(input.password); // slow: never inside the transaction
   const userId = newId();
   try {
-    return await gh.db.transaction().execute(async (trx): Promise<RegistrationResult> => {
-      await lockRegistrationLimits(trx, gh.instanceId);
+    return await ctx.db.transaction().execute(async (trx): Promise<RegistrationResult> => {
+      await lockRegistrationLimits(trx, ctx.instanceId);
       const overtaken = await registrationLimitReached(trx, limits); // by a concurrent registration
       if (overtaken) return { kind: 'limited', ...overtaken };
       await insertUser(trx, {
         id: userId,
-        instance_id: gh.instanceId,
+        instance_id: ctx.instanceId,
         org_id: input.orgId,
         kind: 'human',
         user_name: input.userName,
@@ -85,10 +95,10 @@ export async function registerHuman(gh: Gatehouse, input: Registration): Promise
         address: null,
         secret_hash: null,
       });
-      await claimNewIdentifiers(trx, gh.instanceId, { type: 'user', id: userId }, [userId]); // the id is never given to anything else
-      await recordRegistration(trx, { userId, instanceId: gh.instanceId, address: input.address }, REGISTRATION_WINDOW_SECONDS);
+      await claimNewIdentifiers(trx, ctx.instanceId, { type: 'user', id: userId }, [userId]); // the id is never given to anything else
+      await recordRegistration(trx, { userId, instanceId: ctx.instanceId, address: input.address }, REGISTRATION_WINDOW_SECONDS);
       await appendEvent(trx, {
-        instanceId: gh.instanceId,
+        instanceId: ctx.instanceId,
         aggregateType: 'user',
         aggregateId: userId,
         resourceOwner: input.orgId,

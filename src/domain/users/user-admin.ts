@@ -14,7 +14,6 @@
  * Passwords are hashed before the transaction (prepare*), never inside it.
  */
 import type { Insertable } from 'kysely';
-import type { Gatehouse } from '../../context.ts';
 import type { DB } from '../../store/database.ts';
 import { deleteEmailCode } from '../../store/email-codes.ts';
 import { markOtpFactorReady, upsertUnverifiedOtpFactor } from '../../store/otp-factors.ts';
@@ -59,6 +58,8 @@ import {
 import { idProblem, nameProblem } from '../kernel/names.ts';
 import { OTP_WINDOW, otpStep } from '../credentials/otp.ts';
 import { endAccessForPasswordChange, type EndedAccess, type PasswordChange } from './user-lifecycle.ts';
+import type { MasterKey } from '../kernel/crypto.ts';
+import type { LockoutContext } from '../sign-in/lockout.ts';
 
 /** A user created: its id, the last event's details, the email code for `return` delivery. */
 export interface AddedUser {
@@ -68,9 +69,13 @@ export interface AddedUser {
   emailCode?: string;
 }
 
-/** Who changes users, in which instance. */
+/** Who changes users, in which instance: what every change uses. */
 export interface AdminContext {
-  gh: Gatehouse;
+  instanceId: string;
+  /** GATEHOUSE_EXTERNAL_URL, for the links of code mails. */
+  externalUrl: string;
+  /** Seals a given authenticator-app secret. */
+  masterKey: Pick<MasterKey, 'encrypt'>;
   /** The events' creator (principal.ts `creatorOf`). */
   creator: string;
   /** Whose addresses the caller's `isVerified` may vouch for (contact-email.ts vouchedChange); 'instance' when absent. */
@@ -130,11 +135,11 @@ export function prepareMachine(input: NewMachine): { id: string; userName: strin
 async function checkNewUser(trx: DB, ctx: AdminContext, orgId: string, id: string, userName: string, kind: 'human' | 'machine', now: Date): Promise<void> {
   if (await findUserById(trx, id)) throw new UserExists('userId', ID_TAKEN);
   if (await findOrgUserByName(trx, orgId, userName)) throw new UserExists('username', 'the user name is taken in this organization');
-  await claimNewIdentifiers(trx, ctx.gh.instanceId, { type: 'user', id }, [id]).catch((error: unknown) => {
+  await claimNewIdentifiers(trx, ctx.instanceId, { type: 'user', id }, [id]).catch((error: unknown) => {
     throw error instanceof IdentifierTaken ? new UserExists('userId', ID_TAKEN) : error;
   });
   if (kind === 'machine') {
-    await claimIdentifiersFor(trx, ctx.gh.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
+    await claimIdentifiersFor(trx, ctx.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
       throw error instanceof IdentifierTaken ? new UserExists('username', MACHINE_NAME_TAKEN) : error;
     });
   }
@@ -146,12 +151,12 @@ const MACHINE_NAME_TAKEN = 'the user name is taken in the instance (client_crede
 
 /** A `user` event of a change an administrator (or the user) made. */
 export function userEvent(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
-  return { instanceId: ctx.gh.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
+  return { instanceId: ctx.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
 }
 
 function newRow(ctx: AdminContext, orgId: string, id: string, kind: 'human' | 'machine', userName: string, now: Date): Insertable<UsersTable> {
   return {
-    id, instance_id: ctx.gh.instanceId, org_id: orgId, kind, user_name: userName, password_hash: null, email: null, phone: null,
+    id, instance_id: ctx.instanceId, org_id: orgId, kind, user_name: userName, password_hash: null, email: null, phone: null,
     given_name: null, family_name: null, nickname: null, display_name: null, preferred_language: null, gender: null,
     address: null, secret_hash: null, created_at: now, changed_at: now,
   };
@@ -166,7 +171,7 @@ export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human:
   await appendEvent(trx, userEvent(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
   if (human.totpSecret !== undefined) {
     // Registered as verified: codes of the current time step's window are accepted from now on.
-    await upsertUnverifiedOtpFactor(trx, id, ctx.gh.masterKey.encrypt(human.totpSecret), now);
+    await upsertUnverifiedOtpFactor(trx, id, ctx.masterKey.encrypt(human.totpSecret), now);
     await markOtpFactorReady(trx, id, otpStep(now) - OTP_WINDOW - 1, now);
     await appendEvent(trx, userEvent(ctx, user, 'user.human.mfa.otp.added'));
     await appendEvent(trx, userEvent(ctx, user, 'user.human.mfa.otp.verified'));
@@ -195,7 +200,7 @@ async function emailVerification(
 ): Promise<{ details: ChangeDetails; code?: string }> {
   const recipient = {
     id: user.id,
-    instanceId: ctx.gh.instanceId,
+    instanceId: ctx.instanceId,
     orgId: user.orgId,
     email: email.address,
     preferredLanguage: user.row.preferred_language ?? null,
@@ -215,7 +220,7 @@ async function emailVerification(
   } else {
     delivery = email.verification.kind === 'return' ? { kind: 'return' } : { kind: 'send', urlTemplate: email.verification.urlTemplate };
   }
-  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.gh.config.externalUrl, creator: ctx.creator, voucher: ctx.voucher });
+  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.externalUrl, creator: ctx.creator, voucher: ctx.voucher });
   return { details: issued.details, ...(issued.code !== undefined ? { code: issued.code } : {}) };
 }
 
@@ -304,7 +309,7 @@ export async function changeHuman(
     const sameName = changes.userName.toLowerCase() === row.user_name.toLowerCase();
     const holder = sameName ? undefined : await findOrgUserByName(trx, row.org_id, changes.userName);
     if (holder !== undefined) throw new UserExists('username', 'the user name is taken in this organization');
-    if (options.self && !sameName && (await userNameTakenByOther(trx, ctx.gh.instanceId, changes.userName, row.id))) {
+    if (options.self && !sameName && (await userNameTakenByOther(trx, ctx.instanceId, changes.userName, row.id))) {
       throw new UserExists('username', 'the user name is taken');
     }
     await updateUser(trx, row.id, { user_name: changes.userName, changed_at: now });
@@ -358,7 +363,7 @@ export type CurrentPasswordCheck = { kind: 'valid' } | { kind: 'invalid' };
  * not extend it). Otherwise a wrong password counts towards the lockout.
  */
 export async function checkCurrentPassword(
-  gh: Gatehouse,
+  gh: LockoutContext,
   user: Pick<UserRow, 'id' | 'org_id' | 'password_hash'>,
   password: string,
   now = new Date(),

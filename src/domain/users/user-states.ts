@@ -80,7 +80,7 @@ export async function removeUser(trx: DB, ctx: AdminContext, userId: string, now
   const row = await lockedUser(trx, userId);
   const ended = await endUserAccess(trx, row.id, now);
   // Users created before their values were claimed (or by a path that claims none) keep them now.
-  await claimIdentifiersFor(trx, ctx.gh.instanceId, { type: 'user', id: row.id }, row.kind === 'machine' ? [row.id, row.user_name] : [row.id], now).catch(
+  await claimIdentifiersFor(trx, ctx.instanceId, { type: 'user', id: row.id }, row.kind === 'machine' ? [row.id, row.user_name] : [row.id], now).catch(
     (error: unknown) => {
       if (!(error instanceof IdentifierTaken)) throw error;
     },
