@@ -10,6 +10,8 @@
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema, type ErrorDetail } from '../../gen/zitadel/message_pb.js';
 import { HashingBusy } from '../domain/kernel/crypto.ts';
+import { Refusal } from '../domain/kernel/refusals.ts';
+import { refusalError } from './domain-errors.ts';
 import { Throttled } from '../domain/sign-in/failure-throttle.ts';
 import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
 import type { ApiLogger } from './logger.ts';
@@ -25,6 +27,8 @@ export function errorDetailOf(error: ConnectError): ErrorDetail | undefined {
 
 /** A client-safe error for anything thrown that is not a ConnectError. */
 export function publicError(cause: unknown): ConnectError {
+  const refused = refusalError(cause);
+  if (refused !== undefined) return refused;
   if (cause instanceof Throttled) {
     // Too many failed secrets from the caller's address (domain/secret-tries.ts); REST answers 429.
     const message = 'too many failed attempts from this address; try again later';
@@ -72,6 +76,10 @@ export function errorInterceptor(log: ApiLogger): Interceptor {
         throw thrown;
       }
       const error = publicError(thrown);
+      if (thrown instanceof Refusal) {
+        log.debug({ code: Code[error.code], message: error.rawMessage, procedure }, 'api call refused');
+        throw error;
+      }
       // A full hashing queue is load, not a fault: one warning line, no stack; a throttled address is a client's doing.
       if (thrown instanceof HashingBusy) log.warn({ procedure }, 'api call refused: password hashing is saturated');
       else if (thrown instanceof Throttled) log.info({ procedure }, 'api call refused: too many failed attempts from the address');
