@@ -20,7 +20,7 @@ import { jwsAlgorithm, JWS_ALGORITHMS, keyFits, verifyJws } from '../domain/toke
 import { publicKeyOf } from '../domain/credentials/public-keys.ts';
 import { TurnBatch } from '../domain/kernel/turn-batch.ts';
 import type { DB } from '../store/database.ts';
-import { markAssertionUsed } from '../store/used-assertions.ts';
+import { spendAssertion } from '../domain/tokens/assertion-marks.ts';
 import { InvalidRequest, type OAuthError } from './errors.ts';
 
 /** Signature algorithms accepted on assertions (also published in discovery): every one of the table. */
@@ -147,6 +147,6 @@ export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: A
  */
 async function acceptOnce(db: DB, assertion: string, payload: JWTPayload, rules: AssertionRules): Promise<void> {
   const mark = typeof payload.jti === 'string' && payload.jti !== '' ? `jti ${sha256(payload.jti)}` : `jwt ${sha256(assertion.slice(0, assertion.lastIndexOf('.')))}`;
-  const first = await markAssertionUsed(db, `${rules.party}\n${mark}`, new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000));
+  const first = await spendAssertion(db, `${rules.party}\n${mark}`, new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000));
   if (!first) throw rules.reject(`${rules.name} was already used`);
 }

@@ -13,7 +13,8 @@ import * as client from 'openid-client';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { newId } from '../../src/domain/kernel/ids.ts';
-import { storeRefreshToken } from '../../src/oauth/grants/user-tokens.ts';
+import { storeRefreshToken } from '../../src/domain/tokens/refresh-tokens.ts';
+import { refreshIssuer } from '../../src/oauth/grants/user-tokens.ts';
 import { signAssertion } from '../support/assertions.ts';
 import { cryptoKey, fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { whileHashingQueueFull } from '../support/hashing.ts';
@@ -149,7 +150,7 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
   // issue 9 item 6 / SPEC 10.6: a refresh family holding a foreign project audience (issued before the fix) refreshes no more
   it('refresh_token: a family holding a foreign project audience is invalid_scope', async () => {
     const { gh } = server.running;
-    const refreshToken = await storeRefreshToken(gh, gh.db, {
+    const refreshToken = await storeRefreshToken(gh.db, refreshIssuer(gh), {
       grantId: newId(),
       clientId: 'shop-web',
       subject: IDS.alice,

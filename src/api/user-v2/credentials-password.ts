@@ -28,7 +28,7 @@ import { checkCurrentPassword } from '../../domain/users/user-admin.ts';
 import { creatorOf } from '../../domain/kernel/principal.ts';
 import { afterAccessEnded, endAccessForPasswordChange, passwordChangeBy } from '../../domain/users/user-lifecycle.ts';
 import type { UserRow } from '../../store/schema.ts';
-import { takeUserRowLock } from '../../store/users.ts';
+import { holdUser } from '../../domain/users/row-lock.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails } from '../management/details.ts';
@@ -97,7 +97,7 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
       const code = verification.case !== 'verificationCode' ? undefined : verification.value.length <= MAX_PROOF_LENGTH ? verification.value : '';
       // A reset code is checked before the new password is hashed: a wrong one costs no argon2 run.
       const checked = code === undefined ? 'valid' : await gh.db.transaction().execute(async (trx) => {
-        await takeUserRowLock(trx, target.row.id);
+        await holdUser(trx, target.row.id);
         return checkResetCode(trx, target.row.id, code, now);
       });
       if (checked !== 'valid') throw resetCodeError(checked);
@@ -109,7 +109,7 @@ export function passwordMethods(gh: Gatehouse): PasswordMethods {
         now,
       );
       const outcome = await gh.db.transaction().execute(async (trx) => {
-        await takeUserRowLock(trx, target.row.id);
+        await holdUser(trx, target.row.id);
         if (code !== undefined) {
           const result = await useResetCode(trx, target.row.id, code, now); // used by a concurrent call meanwhile?
           if (result !== 'valid') return { result } as const;

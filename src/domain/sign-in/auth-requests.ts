@@ -5,12 +5,15 @@
  * caller can revoke it (RFC 6749 §4.1.2).
  */
 import {
+  clearOtpPending as clearStoredOtpPending,
   findAuthRequestByCodeForUpdate,
   findPendingAuthRequest,
   insertAuthRequest,
   markAuthRequestClosed,
   markCodeUsed,
+  markOtpPending as markStoredOtpPending,
   movePendingAuthRequests,
+  rememberLoginName as rememberStoredLoginName,
   setAuthRequestCode,
   setAuthRequestSession,
 } from '../../store/auth-requests.ts';
@@ -162,4 +165,22 @@ export async function consumeCode(db: DB, code: string, vet: (request: AuthReque
     await markCodeUsed(trx, row.id, now);
     return { kind: 'valid', request, grantId: row.grant_id };
   });
+}
+
+/**
+ * The login name step's choice: the name as typed and the user it names (null for an unknown name,
+ * which goes on to the password step like a known one); any session chosen before is dropped.
+ */
+export function rememberLoginName(db: DB, requestId: string, loginName: string, userId: string | null): Promise<void> {
+  return rememberStoredLoginName(db, requestId, loginName, userId);
+}
+
+/** The password was right and the user owes a one-time code: the request is bound to that user until the code. */
+export function markOtpPending(db: DB, requestId: string, userId: string, at = new Date()): Promise<void> {
+  return markStoredOtpPending(db, requestId, userId, at);
+}
+
+/** The one-time code step is done (or abandoned): the request owes no code any more. */
+export function clearOtpPending(db: DB, requestId: string): Promise<void> {
+  return clearStoredOtpPending(db, requestId);
 }

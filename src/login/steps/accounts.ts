@@ -12,7 +12,7 @@ import type { User } from '../../domain/instance/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
-import { rememberLoginName } from '../../store/auth-requests.ts';
+import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
 import { finishWithSession } from '../finish.ts';
 import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { link } from '../layout.ts';

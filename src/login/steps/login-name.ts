@@ -13,7 +13,7 @@ import { activeSessions } from '../../domain/sign-in/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
-import { rememberLoginName } from '../../store/auth-requests.ts';
+import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
 import { goToFirstFactor, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';

@@ -16,7 +16,7 @@ import { checkOtpCode } from '../../domain/credentials/otp.ts';
 import { pendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { page } from '../../http/page.ts';
-import { clearOtpPending } from '../../store/auth-requests.ts';
+import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';

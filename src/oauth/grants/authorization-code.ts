@@ -15,7 +15,8 @@ import { InvalidGrant } from '../errors.ts';
 import { optional, required, type Params } from '../../http/form.ts';
 import { audienceFor, checkScopes } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
-import { activeUser, applicationOf, mintUserTokens, OFFLINE_ACCESS, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
+import { activeUser, applicationOf, mintUserTokens, OFFLINE_ACCESS, refreshIssuer, revokeFamily } from './user-tokens.ts';
+import { storeRefreshToken, type RefreshFamily } from '../../domain/tokens/refresh-tokens.ts';
 
 export const authorizationCode: Grant = {
   grantType: AUTHORIZATION_CODE,
@@ -120,7 +121,7 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
     amr: session.amr,
     absoluteExpiresAt: new Date(now.getTime() + gh.config.lifetimes.refreshAbsolute * 1000),
   };
-  const refreshToken = offline ? await storeRefreshToken(gh, gh.db, family, now) : undefined;
+  const refreshToken = offline ? await storeRefreshToken(gh.db, refreshIssuer(gh), family, now) : undefined;
   return mintUserTokens(gh, {
     app,
     user,

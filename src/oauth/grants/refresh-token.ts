@@ -14,14 +14,15 @@ import { REFRESH_TOKEN } from '../../oidc/grant-types.ts';
 import { sessionMeetsFactors } from '../../domain/credentials/otp.ts';
 import { activeTokenUser, actorChain } from '../../domain/tokens/token-user.ts';
 import type { TokenRow } from '../../store/schema.ts';
-import { findRefreshTokenByHash, lockTokenUse, markTokenUsed } from '../../store/tokens.ts';
+import { findRefreshTokenByHash } from '../../store/tokens.ts';
+import { familyOf, rotateRefreshToken, type RefreshFamily } from '../../domain/tokens/refresh-tokens.ts';
 import { InvalidGrant, InvalidScope } from '../errors.ts';
 import { optional, required } from '../../http/form.ts';
 import { projectAccessRefusal } from '../project-access.ts';
 import { checkScopes, parseScope } from '../scopes.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
 import { stillExchangeable } from './token-exchange.ts';
-import { activeSession, activeUser, applicationOf, familyOf, mintUserTokens, revokeFamily, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
+import { activeSession, activeUser, applicationOf, mintUserTokens, refreshIssuer, revokeFamily } from './user-tokens.ts';
 
 export const refreshToken: Grant = {
   grantType: REFRESH_TOKEN,
@@ -69,19 +70,6 @@ async function signInMeetsFactors(gh: Gatehouse, family: RefreshFamily): Promise
   }
 }
 
-type Rotation = { kind: 'rotated'; token: string } | { kind: 'reused' } | { kind: 'revoked' };
-
-/** Marks the token used and stores its successor, in one transaction under a row lock. */
-async function rotate(gh: Gatehouse, row: TokenRow, now: Date): Promise<Rotation> {
-  return gh.db.transaction().execute(async (trx): Promise<Rotation> => {
-    const current = await lockTokenUse(trx, row.id);
-    if (!current || current.revoked_at) return { kind: 'revoked' };
-    if (current.used_at) return { kind: 'reused' };
-    await markTokenUsed(trx, row.id, now);
-    return { kind: 'rotated', token: await storeRefreshToken(gh, trx, familyOf(row), now) };
-  });
-}
-
 async function handle({ gh, params, client }: GrantContext): Promise<TokenResponse> {
   // parse
   const token = required(params, 'refresh_token');
@@ -106,7 +94,7 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   await activeSession(gh, family.sessionId, family.exchangedAs ? undefined : user.id);
   await signInMeetsFactors(gh, family);
   // issue
-  const rotation = await rotate(gh, row, now);
+  const rotation = await gh.db.transaction().execute((trx) => rotateRefreshToken(trx, refreshIssuer(gh), row, now));
   if (rotation.kind === 'reused') return reuseDetected(gh, row);
   if (rotation.kind === 'revoked') throw new InvalidGrant('refresh token is revoked');
   return mintUserTokens(gh, {

@@ -29,7 +29,7 @@ import { TOKEN_EXCHANGE } from '../../oidc/grant-types.ts';
 import { appendEvent } from '../../domain/kernel/events.ts';
 import { newId } from '../../domain/kernel/ids.ts';
 import { activeTokenUser, actorChain } from '../../domain/tokens/token-user.ts';
-import { liveFamilyEnd } from '../../store/tokens.ts';
+import { familyEnd, storeRefreshToken, type RefreshFamily } from '../../domain/tokens/refresh-tokens.ts';
 import { cappedLifetime } from '../../domain/tokens/tokens.ts';
 import { issueIdToken } from '../id-token.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget } from '../errors.ts';
@@ -38,7 +38,7 @@ import { optional, required } from '../../http/form.ts';
 import { checkScopes, parseScope, type GrantedScopes } from '../scopes.ts';
 import { checkActorType, namedSubject, namedSubjectId, subjectKind, verifyToken, type PresentedToken } from './exchange-tokens.ts';
 import type { Grant, GrantContext, TokenResponse } from './grant.ts';
-import { applicationOf, mintUserTokens, OFFLINE_ACCESS, storeRefreshToken, type RefreshFamily } from './user-tokens.ts';
+import { applicationOf, mintUserTokens, OFFLINE_ACCESS, refreshIssuer } from './user-tokens.ts';
 import type { AccessTokenType, AuthMethod } from '../../oidc/vocabulary.ts';
 import { ACCESS_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_TOKEN_TYPE } from '../../oidc/vocabulary.ts';
 
@@ -202,15 +202,6 @@ async function presented(gh: Gatehouse, request: ExchangeRequest, client: { app:
   return { subject, actor, shape: 'impersonation', actorMayImpersonate: true };
 }
 
-/**
- * The end of the authority's family, which a refresh token of the exchange may not outlive;
- * undefined when the family has no live refresh token (then the exchange issues none either).
- */
-async function familyEnd(gh: Gatehouse, grantId: string): Promise<Date | undefined> {
-  const end = await liveFamilyEnd(gh.db, grantId, new Date());
-  return end && end.getTime() > Date.now() ? end : undefined;
-}
-
 async function handle(ctx: GrantContext): Promise<TokenResponse> {
   const { gh, client, endpointUrl } = ctx;
   // parse
@@ -240,7 +231,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   // with (its own refresh token, checked again at every use, is the only way to extend that)
   const wantsRefresh =
     granted.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token') && issue !== 'id_token' && subject.actor === undefined;
-  const familyEnds = wantsRefresh && authority.grantId ? await familyEnd(gh, authority.grantId) : undefined;
+  const familyEnds = wantsRefresh && authority.grantId ? await familyEnd(gh.db, authority.grantId) : undefined;
   const scopes = familyEnds ? granted : { ...granted, scopes: granted.scopes.filter((s) => s !== OFFLINE_ACCESS) };
   const acting = actorChain(act)?.[0];
   // issue, and record (the audit event does not wait for the tokens: one round trip less)
@@ -305,7 +296,7 @@ async function issueExchanged(gh: Gatehouse, x: Issue): Promise<TokenResponse> {
     return { access_token: idToken, token_type: 'N_A', expires_in: expiresIn, scope: x.scopes.scopes.join(' ') };
   }
   const refreshToken = x.familyEnds
-    ? await storeRefreshToken(gh, gh.db, {
+    ? await storeRefreshToken(gh.db, refreshIssuer(gh), {
         grantId: x.grantId,
         clientId: x.app.clientId,
         subject: x.subject.id,

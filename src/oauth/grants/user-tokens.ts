@@ -1,20 +1,11 @@
 /**
  * What the user grants share (authorization_code, refresh_token): the checks that a user may still
- * receive tokens, refresh tokens as stored rows, and minting the response (seed §4.5, SPEC §6).
- *
- * A refresh token is 256 random bits, stored as its SHA-256 in `tokens` (kind 'refresh'). Every token
- * of one sign-in shares a family id (`grant_id`, the code's grant id): revoking the family revokes its
- * refresh tokens and every access token minted from them. A refresh token lives for the idle lifetime
- * from its own issue, never past the absolute lifetime counted from the family's start.
+ * receive tokens, where refresh tokens are issued (domain/tokens/refresh-tokens.ts), and minting the
+ * response (seed §4.5, SPEC §6).
  */
 import type { Gatehouse } from '../../context.ts';
-import { sha256 } from '../../domain/kernel/crypto.ts';
 import type { Application, User } from '../../domain/instance/directory.ts';
-import { newId, randomToken } from '../../domain/kernel/ids.ts';
 import { sessionById } from '../../domain/sign-in/sessions.ts';
-import type { DB } from '../../store/database.ts';
-import { insertTokens } from '../../store/tokens.ts';
-import type { TokenRow } from '../../store/schema.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
 import { InvalidGrant, UnauthorizedClient } from '../errors.ts';
 import { audienceFor, type GrantedScopes } from '../scopes.ts';
@@ -22,6 +13,7 @@ import type { TokenResponse } from './grant.ts';
 import { roleClaims } from '../role-claims.ts';
 import { accessTokenResponse } from './token-response.ts';
 import type { AccessTokenType } from '../../oidc/vocabulary.ts';
+import type { RefreshIssuer } from '../../domain/tokens/refresh-tokens.ts';
 
 export const OFFLINE_ACCESS = 'offline_access';
 
@@ -50,82 +42,16 @@ export async function activeSession(gh: Gatehouse, sessionId: string | null | un
   if (!session || (userId !== undefined && session.userId !== userId)) throw new InvalidGrant('the session of the grant has ended');
 }
 
+/** Where this server issues refresh tokens (domain/tokens/refresh-tokens.ts). */
+export function refreshIssuer(gh: Pick<Gatehouse, 'instanceId' | 'config'>): RefreshIssuer {
+  return { instanceId: gh.instanceId, refreshIdleSeconds: gh.config.lifetimes.refreshIdle };
+}
+
 /** Revokes a family (a reused code or refresh token). The revocation outlives every token it covers. */
 export async function revokeFamily(gh: Gatehouse, grantId: string, lastExpiry?: Date | null): Promise<void> {
   const { accessToken, refreshAbsolute } = gh.config.lifetimes;
   const latest = lastExpiry ? lastExpiry.getTime() : Date.now() + refreshAbsolute * 1000;
   await gh.tokens.revokeGrant(grantId, new Date(latest + accessToken * 1000));
-}
-
-/** What a refresh token carries from the sign-in that started its family. */
-export interface RefreshFamily {
-  grantId: string;
-  clientId: string;
-  subject: string;
-  sessionId: string | undefined;
-  /** The scopes of the original grant: a refresh may narrow them for one access token, never widen. */
-  scopes: string[];
-  audience: string[];
-  authTime: Date;
-  amr: string[];
-  /** The end of the family: absolute lifetime from its start. */
-  absoluteExpiresAt: Date;
-  /** RFC 8693 §4.1: who acts for the subject, in families started by a token exchange. */
-  actor?: Record<string, unknown> | undefined;
-  /**
-   * Refresh tokens issued by a token exchange: the access token type they mint. Their audience and
-   * actor stay those of the exchange; a sign-in family's audience follows its scopes.
-   */
-  exchangedAs?: AccessTokenType | undefined;
-  /** Refresh tokens of an impersonation: the actor's right is checked again at every refresh. */
-  impersonation?: boolean | undefined;
-}
-
-/** The family of a stored refresh token row. */
-export function familyOf(row: TokenRow): RefreshFamily {
-  return {
-    grantId: row.grant_id ?? row.id,
-    clientId: row.client_id,
-    subject: row.subject,
-    sessionId: row.session_id ?? undefined,
-    scopes: row.scopes,
-    audience: row.audience,
-    authTime: row.auth_time ?? row.created_at,
-    amr: row.amr ?? [],
-    absoluteExpiresAt: row.absolute_expires_at ?? row.expires_at,
-    actor: row.actor ?? undefined,
-    exchangedAs: row.exchanged_as ?? undefined,
-    impersonation: row.impersonation,
-  };
-}
-
-/** Stores a new refresh token of the family (`db` may be a transaction) and returns it. */
-export async function storeRefreshToken(gh: Gatehouse, db: DB, family: RefreshFamily, now = new Date()): Promise<string> {
-  const token = randomToken(32);
-  const idle = now.getTime() + gh.config.lifetimes.refreshIdle * 1000;
-  await insertTokens(db, [
-    {
-      id: newId(),
-      instance_id: gh.instanceId,
-      kind: 'refresh',
-      token_hash: sha256(token),
-      client_id: family.clientId,
-      subject: family.subject,
-      scopes: family.scopes,
-      audience: family.audience,
-      grant_id: family.grantId,
-      session_id: family.sessionId ?? null,
-      auth_time: family.authTime,
-      amr: family.amr,
-      created_at: now,
-      expires_at: new Date(Math.min(idle, family.absoluteExpiresAt.getTime())),
-      absolute_expires_at: family.absoluteExpiresAt,
-      actor: family.actor ? JSON.stringify(family.actor) : null,
-      exchanged_as: family.exchangedAs ?? null,
-      impersonation: family.impersonation === true,
-    },
-  ]);
-  return token;
 }
 
 export interface UserTokenRequest {
