@@ -4,12 +4,15 @@
  * key, secrets that are only re-hashed when they changed, and public keys added by keyId.
  */
 import { createPublicKey } from 'node:crypto';
+import { changedColumns, sameValue } from '../domain/kernel/changed-fields.ts';
 import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
 import { appendEvent } from '../domain/kernel/events.ts';
 import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/kernel/identifiers.ts';
 import type { DB } from '../store/database.ts';
 import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';
+
+export { changedColumns, sameValue };
 
 export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app' | 'authorization';
 export type Action = 'created' | 'updated' | 'unchanged';
@@ -28,6 +31,9 @@ export interface ApplyContext {
   instanceId: string;
   results: ObjectResult[];
 }
+
+/** The events' creator for everything the file writes. */
+export const BOOTSTRAP = 'bootstrap';
 
 export function conflict(ctx: ApplyContext, path: string, message: string): never {
   throw new BootstrapError([{ file: ctx.file, path, message }]);
@@ -60,29 +66,6 @@ export async function emit(
   payload: Record<string, unknown>,
 ): Promise<void> {
   await appendEvent(ctx.trx, { instanceId: ctx.instanceId, aggregateType, aggregateId, resourceOwner, type, creator: 'bootstrap', payload });
-}
-
-/** Key order and Date identity do not matter; jsonb reorders keys. */
-function canonical(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]));
-  }
-  return value ?? null;
-}
-
-export function sameValue(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-/** The entries of `desired` that differ from `current`. */
-export function changedColumns<T extends Record<string, unknown>>(current: Record<string, unknown>, desired: T): Partial<T> {
-  const result: Partial<T> = {};
-  for (const key of Object.keys(desired) as (keyof T & string)[]) {
-    if (!sameValue(current[key], desired[key])) result[key] = desired[key];
-  }
-  return result;
 }
 
 /**

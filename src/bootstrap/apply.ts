@@ -4,14 +4,15 @@
  * client id). Only what differs is written, and each created or changed object appends one event,
  * so re-applying an unchanged file writes nothing and appends nothing.
  */
-import type { FeatureName } from '../domain/instance/features.ts';
+import { declareFeatures } from '../domain/instance/features.ts';
+import { addInstance, changeInstance, holdSetupLock } from '../domain/instance/instance-admin.ts';
 import { newId } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
-import { findFirstInstance, insertInstance, listInstanceFeatures, lockInstanceSetup, updateInstance, upsertInstanceFeature } from '../store/instances.ts';
+import { findFirstInstance } from '../store/instances.ts';
 import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, updateOrg } from '../store/orgs.ts';
 import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
-import { changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
+import { BOOTSTRAP, changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
 import { applyHuman, applyMachine } from './apply-users.ts';
 import type { AuthorizationSpec, BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
 import { readBootstrapFile } from './schema.ts';
@@ -68,16 +69,6 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
   return orgId;
 }
 
-/** Sets the features the file names, as setFeatures does; true when any changed. */
-async function applyFeatures(ctx: ApplyContext, features: Partial<Record<FeatureName, boolean>>): Promise<boolean> {
-  const rows = await listInstanceFeatures(ctx.trx, ctx.instanceId);
-  const changes = Object.fromEntries(Object.entries(features).filter(([name, enabled]) => rows.find((row) => row.name === name)?.enabled !== enabled));
-  if (Object.keys(changes).length === 0) return false;
-  for (const [name, enabled] of Object.entries(changes)) await upsertInstanceFeature(ctx.trx, ctx.instanceId, name, enabled);
-  await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.features.set', changes);
-  return true;
-}
-
 /** The work of `applyBootstrap` inside a transaction that already holds the set-up lock. */
 export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
   const document: BootstrapDocument = bootstrap.document;
@@ -87,26 +78,19 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Pro
   // A new instance's default org is the file's first org, whose id is chosen up front.
   const firstOrgId = existing ? undefined : firstOrg ? (firstOrg.id ?? newId()) : undefined;
   if (!existing) {
-    const values = { id: ctx.instanceId, name: 'Gatehouse', default_org_id: firstOrgId ?? null, enable_impersonation: document.security.enableImpersonation ?? false };
-    await insertInstance(trx, values);
-    await emit(ctx, 'instance', ctx.instanceId, ctx.instanceId, 'instance.added', { name: values.name, defaultOrgId: values.default_org_id, enableImpersonation: values.enable_impersonation });
+    const enableImpersonation = document.security.enableImpersonation ?? false;
+    await addInstance(trx, { id: ctx.instanceId, name: 'Gatehouse', defaultOrgId: firstOrgId ?? null, enableImpersonation }, BOOTSTRAP);
     record(ctx, 'instance', '', ctx.instanceId, 'created');
   }
-  const featuresChanged = await applyFeatures(ctx, document.features);
+  const featuresChanged = await declareFeatures(trx, ctx.instanceId, document.features, BOOTSTRAP);
   const orgIds: string[] = [];
   for (const [index, org] of document.orgs.entries()) orgIds.push(await applyOrg(ctx, org, index === 0 ? firstOrgId : undefined));
 
   if (existing) {
-    const desired: { enable_impersonation?: boolean; default_org_id?: string } = {};
-    if (document.security.enableImpersonation !== undefined) desired.enable_impersonation = document.security.enableImpersonation;
-    if (existing.default_org_id === null && orgIds[0] !== undefined) desired.default_org_id = orgIds[0];
-    const changes = changedColumns(existing, desired);
-    const changed = Object.keys(changes);
-    if (changed.length > 0) {
-      await updateInstance(trx, existing.id, changes);
-      await emit(ctx, 'instance', existing.id, existing.id, 'instance.changed', { changed, ...changes });
-    }
-    record(ctx, 'instance', '', existing.id, changed.length > 0 || featuresChanged ? 'updated' : 'unchanged');
+    // An instance without a default organization gets the file's first one.
+    const defaultOrgId = existing.default_org_id === null ? orgIds[0] : undefined;
+    const changed = await changeInstance(trx, existing, { enableImpersonation: document.security.enableImpersonation, defaultOrgId }, BOOTSTRAP);
+    record(ctx, 'instance', '', existing.id, changed || featuresChanged ? 'updated' : 'unchanged');
   }
   return summarize(ctx);
 }
@@ -126,7 +110,7 @@ function summarize(ctx: ApplyContext): BootstrapSummary {
 /** Applies a validated bootstrap in one transaction: all or nothing. Throws BootstrapError on conflicts. */
 export async function applyBootstrap(db: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
   return db.transaction().execute(async (trx) => {
-    await lockInstanceSetup(trx);
+    await holdSetupLock(trx);
     return applyInTransaction(trx, bootstrap);
   });
 }

@@ -7,8 +7,9 @@
 import { isIP } from 'node:net';
 import { apiAudienceScope } from '../config/index.ts';
 import { randomToken } from '../domain/kernel/ids.ts';
+import { holdSetupLock } from '../domain/instance/instance-admin.ts';
 import type { DB } from '../store/database.ts';
-import { findFirstInstance, lockInstanceSetup } from '../store/instances.ts';
+import { findFirstInstance } from '../store/instances.ts';
 import { applyInTransaction } from './apply.ts';
 import { validateBootstrap } from './schema.ts';
 
@@ -106,7 +107,7 @@ export async function ensureFirstRun(db: DB, options: FirstRunOptions): Promise<
   const clientSecret = randomToken(32);
   const bootstrap = validateBootstrap(firstRunDocument(domain, password, clientSecret), 'first-run defaults');
   return db.transaction().execute(async (trx) => {
-    await lockInstanceSetup(trx);
+    await holdSetupLock(trx);
     if (await hasInstance(trx)) return null; // another process got there first
     const summary = await applyInTransaction(trx, bootstrap);
     const idAt = (path: string): string => {

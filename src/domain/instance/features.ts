@@ -32,27 +32,43 @@ export async function getFeatures(db: DB, instanceId: string): Promise<Record<Fe
   return result;
 }
 
+/** Sets each named feature on the instance and appends one `instance.features.set` naming them, in `trx`. */
+async function writeFeatures(trx: DB, instanceId: string, changes: Partial<Record<FeatureName, boolean>>, creator: string | undefined): Promise<ChangeDetails> {
+  for (const [name, enabled] of Object.entries(changes)) {
+    if (enabled === undefined) continue;
+    await upsertInstanceFeature(trx, instanceId, name, enabled);
+  }
+  return appendEvent(trx, {
+    instanceId,
+    aggregateType: 'instance',
+    aggregateId: instanceId,
+    resourceOwner: instanceId,
+    type: 'instance.features.set',
+    creator,
+    payload: changes,
+  });
+}
+
 export async function setFeatures(
   db: DB,
   instanceId: string,
   changes: Partial<Record<FeatureName, boolean>>,
   creator?: string,
 ): Promise<ChangeDetails> {
-  return db.transaction().execute(async (trx) => {
-    for (const [name, enabled] of Object.entries(changes)) {
-      if (enabled === undefined) continue;
-      await upsertInstanceFeature(trx, instanceId, name, enabled);
-    }
-    return appendEvent(trx, {
-      instanceId,
-      aggregateType: 'instance',
-      aggregateId: instanceId,
-      resourceOwner: instanceId,
-      type: 'instance.features.set',
-      creator,
-      payload: changes,
-    });
-  });
+  return db.transaction().execute((trx) => writeFeatures(trx, instanceId, changes, creator));
+}
+
+/**
+ * Makes the features `desired` names as it says, in the caller's transaction, writing (and naming in
+ * the event) only those that differ from what the instance has set: a declared state applied again
+ * appends nothing. True when any changed.
+ */
+export async function declareFeatures(trx: DB, instanceId: string, desired: Partial<Record<FeatureName, boolean>>, creator: string): Promise<boolean> {
+  const rows = await listInstanceFeatures(trx, instanceId);
+  const changes = Object.fromEntries(Object.entries(desired).filter(([name, enabled]) => rows.find((row) => row.name === name)?.enabled !== enabled));
+  if (Object.keys(changes).length === 0) return false;
+  await writeFeatures(trx, instanceId, changes, creator);
+  return true;
 }
 
 export async function resetFeatures(db: DB, instanceId: string, creator?: string): Promise<ChangeDetails> {
