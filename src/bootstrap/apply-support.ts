@@ -1,13 +1,15 @@
 /**
- * What every step of applying a bootstrap shares: the transaction context, the comparison that
- * decides whether anything changed (nothing changed: no write, no event), matching by id or natural
- * key, secrets that are only re-hashed when they changed, and public keys added by keyId.
+ * What every step of applying a bootstrap shares: the transaction context, who the wings are told
+ * writes (`bootstrap`), matching by id or natural key, a wing's refusal as a conflict at a path of
+ * the document, secrets that are only re-hashed when they changed, and public keys added by keyId.
  */
 import { createPublicKey } from 'node:crypto';
 import { changedColumns, sameValue } from '../domain/kernel/changed-fields.ts';
 import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
 import { appendEvent } from '../domain/kernel/events.ts';
 import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/kernel/identifiers.ts';
+import { Refusal } from '../domain/kernel/refusals.ts';
+import { UserExists, UserInputError, UserStateConflict } from '../domain/users/user-rules.ts';
 import type { DB } from '../store/database.ts';
 import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';
@@ -35,8 +37,42 @@ export interface ApplyContext {
 /** The events' creator for everything the file writes. */
 export const BOOTSTRAP = 'bootstrap';
 
+/** Who the wings are told writes: the file, in its instance. */
+export function writer(ctx: ApplyContext): { instanceId: string; creator: string } {
+  return { instanceId: ctx.instanceId, creator: BOOTSTRAP };
+}
+
 export function conflict(ctx: ApplyContext, path: string, message: string): never {
   throw new BootstrapError([{ file: ctx.file, path, message }]);
+}
+
+/**
+ * Runs a wing's write for the object at `path`; a refusal becomes a conflict there (`at` may say a
+ * more precise path, or a message in the file's words). Anything else passes as it is.
+ */
+export async function refusedAt<T>(
+  ctx: ApplyContext,
+  path: string,
+  work: () => Promise<T>,
+  at: (refusal: Error) => { path: string; message?: string } | undefined = () => undefined,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    const where = at(error);
+    conflict(ctx, where?.path ?? path, where?.message ?? error.message);
+  }
+}
+
+/** The wings' refusals: Refusal, and the users wing's own (user-rules.ts). */
+function isRefusal(error: unknown): error is Error {
+  return error instanceof Refusal || error instanceof UserInputError || error instanceof UserExists || error instanceof UserStateConflict;
+}
+
+/** A value of the namespace of token names that is taken (domain/kernel/identifiers.ts), in the file's words. */
+export function takenMessage(value: string): string {
+  return `"${value}" is taken: user ids, machine user names, project ids, application ids and client ids share one namespace, and a value is never given again after its holder is deleted`;
 }
 
 /**
@@ -49,7 +85,7 @@ export async function claim(ctx: ApplyContext, path: string, owner: IdentifierOw
     else await claimIdentifiersFor(ctx.trx, ctx.instanceId, owner, values);
   } catch (error) {
     if (!(error instanceof IdentifierTaken)) throw error;
-    conflict(ctx, path, `"${error.value}" is taken: user ids, machine user names, project ids, application ids and client ids share one namespace, and a value is never given again after its holder is deleted`);
+    conflict(ctx, path, takenMessage(error.value));
   }
 }
 
@@ -133,16 +169,4 @@ export async function syncKeys(ctx: ApplyContext, ownerId: string, keys: PublicK
     }
   }
   return changed;
-}
-
-/** Role rows as stored: org roles scoped to their org, IAM_* instance-wide with scope ''. */
-export interface RoleRow {
-  role: string;
-  scope_org_id: string;
-}
-
-export function sameRoles(current: RoleRow[], desired: RoleRow[]): boolean {
-  const key = (row: RoleRow) => `${row.role}\u0000${row.scope_org_id}`;
-  const a = new Set(current.map(key));
-  return a.size === desired.length && desired.every((row) => a.has(key(row)));
 }

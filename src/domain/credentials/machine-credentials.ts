@@ -1,17 +1,20 @@
 /**
- * A machine user's credentials through the management API (SPEC §5, §12): public keys for the JWT
- * profile grant (supplied, or a generated RSA pair whose private half leaves once in ZITADEL's key
- * file) and one client secret for client_credentials (client id: the user name), stored as an
- * argon2id hash. Each change appends its event; the caller commits, then clears the directory (it
- * caches machine users with their keys and secret hash), so the change holds at once.
+ * A machine user's credentials through the management API and the bootstrap file (SPEC §5, §9,
+ * §12): public keys for the JWT profile grant (supplied, or a generated RSA pair whose private half
+ * leaves once in ZITADEL's key file) and one client secret for client_credentials (client id: the
+ * user name), stored as an argon2id hash. Each change appends its event; the caller commits, then
+ * clears the directory (it caches machine users with their keys and secret hash), so the change
+ * holds at once.
  */
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import { clearMachineSecretHash, deleteMachineKey, setMachineSecretHash } from '../../store/credentials.ts';
 import type { DB } from '../../store/database.ts';
-import { insertMachineKey } from '../../store/users.ts';
+import { findMachineKey, insertMachineKey, updateMachineKey } from '../../store/users.ts';
+import { sameValue } from '../kernel/changed-fields.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { randomToken } from '../kernel/ids.ts';
+import { Refusal } from '../kernel/refusals.ts';
 
 /** The user a change is for, and who makes it. */
 export interface MachineChange {
@@ -93,6 +96,54 @@ export async function addMachineKey(trx: DB, change: MachineChange, key: { keyId
     creator: change.creator,
     payload: { keyId: key.keyId, expiresAt: key.expiresAt?.toISOString() ?? null, generated: key.generated },
   });
+}
+
+/** A key given with its public half (the bootstrap file's): `pem` is SPKI PEM as parsePublicKey gives it. */
+export interface GivenMachineKey {
+  keyId: string;
+  pem: string;
+  expiresAt: Date | null;
+}
+
+/** A key id another machine user's key has. */
+export class MachineKeyTaken extends Refusal {
+  override name = 'MachineKeyTaken';
+  readonly keyId: string;
+  constructor(keyId: string, owner: string) {
+    super('exists', 'USER-KeyIdTaken', `keyId ${keyId} already belongs to another user (${owner})`);
+    this.keyId = keyId;
+  }
+}
+
+/** The PEM as parsePublicKey stores it, so that a key written differently compares equal. */
+function normalizedPem(pem: string): string {
+  try {
+    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
+  } catch {
+    return pem;
+  }
+}
+
+/**
+ * Adds the given keys to the user, or updates a key of the same id whose public key or expiry
+ * differs; keys not given (made by the CLI or the API, say) stay. No event of its own: the caller's
+ * `user.machine.added` or `.changed` names them. True when any key changed.
+ */
+export async function declareMachineKeys(trx: DB, userId: string, keys: readonly GivenMachineKey[]): Promise<boolean> {
+  let changed = false;
+  for (const key of keys) {
+    const row = await findMachineKey(trx, key.keyId);
+    if (row === undefined) {
+      await insertMachineKey(trx, { id: key.keyId, user_id: userId, public_key: key.pem, expires_at: key.expiresAt });
+      changed = true;
+    } else if (row.owner !== userId) {
+      throw new MachineKeyTaken(key.keyId, row.owner);
+    } else if (normalizedPem(row.public_key) !== key.pem || !sameValue(row.expires_at, key.expiresAt)) {
+      await updateMachineKey(trx, key.keyId, { public_key: key.pem, expires_at: key.expiresAt });
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 /** Removes one key of the user; undefined when the user has no key with that id. */

@@ -1,7 +1,7 @@
 /**
  * Self-registration (seed §4.4 prompt=create): a human user in the organization of the application
- * that asked for the sign-in, the password hashed with argon2id, the email unverified, and the
- * `user.human.added` event in the same transaction.
+ * that asked for the sign-in, the password hashed with argon2id, the email unverified, stored and
+ * announced (`user.human.added`) by the one path that adds humans (user-admin.ts `storeNewHuman`).
  *
  * - Only where that organization allows it (`allowRegister` in the bootstrap file; unset means
  *   allowed for the instance's default organization only), and the user always belongs to that
@@ -16,12 +16,11 @@
  */
 import type { AuthRequest } from '../sign-in/auth-requests.ts';
 import { hashSecret } from '../kernel/crypto.ts';
-import { appendEvent } from '../kernel/events.ts';
-import { claimNewIdentifiers } from '../kernel/identifiers.ts';
 import { newId } from '../kernel/ids.ts';
 import { lockRegistrationLimits, REGISTRATION_WINDOW_SECONDS, registrationLimitReached, type RegistrationLimits } from './registration-limits.ts';
+import { storeNewHuman } from './user-admin.ts';
 import { findRegistrationOrg, recordRegistration } from '../../store/registrations.ts';
-import { insertUser, isUniqueViolation, userNameTaken } from '../../store/users.ts';
+import { isUniqueViolation, userNameTaken } from '../../store/users.ts';
 import type { Config } from '../../config/index.ts';
 import type { DB } from '../../store/database.ts';
 import type { Directory } from '../instance/directory.ts';
@@ -76,12 +75,8 @@ export async function registerHuman(ctx: RegistrationContext, input: Registratio
       await lockRegistrationLimits(trx, ctx.instanceId);
       const overtaken = await registrationLimitReached(trx, limits); // by a concurrent registration
       if (overtaken) return { kind: 'limited', ...overtaken };
-      await insertUser(trx, {
-        id: userId,
-        instance_id: ctx.instanceId,
-        org_id: input.orgId,
-        kind: 'human',
-        user_name: input.userName,
+      // The user is its own creator; its id is never given to anything else (user-admin.ts claims it).
+      const columns = {
         password_hash: passwordHash,
         email: input.email,
         email_verified: false,
@@ -89,23 +84,9 @@ export async function registerHuman(ctx: RegistrationContext, input: Registratio
         family_name: input.familyName,
         display_name: `${input.givenName} ${input.familyName}`,
         preferred_language: input.preferredLanguage,
-        phone: null,
-        nickname: null,
-        gender: null,
-        address: null,
-        secret_hash: null,
-      });
-      await claimNewIdentifiers(trx, ctx.instanceId, { type: 'user', id: userId }, [userId]); // the id is never given to anything else
+      };
+      await storeNewHuman(trx, { instanceId: ctx.instanceId, creator: userId }, input.orgId, { id: userId, userName: input.userName, columns }, { selfRegistered: true });
       await recordRegistration(trx, { userId, instanceId: ctx.instanceId, address: input.address }, REGISTRATION_WINDOW_SECONDS);
-      await appendEvent(trx, {
-        instanceId: ctx.instanceId,
-        aggregateType: 'user',
-        aggregateId: userId,
-        resourceOwner: input.orgId,
-        type: 'user.human.added',
-        creator: userId,
-        payload: { userName: input.userName, email: input.email, selfRegistered: true },
-      });
       return { kind: 'created', userId };
     });
   } catch (error) {

@@ -2,6 +2,9 @@
  * Creating and changing users through the management API (SPEC §5, §12, 10.1, 10.12); what a user
  * may be is user-rules.ts, its lifecycle user-states.ts.
  *
+ * - Every new user, whoever adds it (the API, the bootstrap file through declared-users.ts, a human
+ *   registering itself through registration.ts), is stored and announced here (`storeNewHuman`,
+ *   `storeNewMachine`): one shape of `user.human.added` and of `user.machine.added`.
  * - Uniqueness: user names per organization, case-insensitively; machine user names also across the
  *   instance, since client_credentials names a machine by its user name alone. A user renaming
  *   itself may not take a name any user of the instance has (SPEC 10.12, as self-registration).
@@ -128,47 +131,122 @@ export function prepareMachine(input: NewMachine): { id: string; userName: strin
   return { id, userName, name: input.name, description };
 }
 
-/**
- * The checks of a new user, and the claim of its id (and a machine's name, its client id) in the
- * instance's namespace of token names (identifiers.ts): one answer for a taken id whatever holds it.
- */
-async function checkNewUser(trx: DB, ctx: AdminContext, orgId: string, id: string, userName: string, kind: 'human' | 'machine', now: Date): Promise<void> {
+/** The checks of a new user the API adds: its id and its name in the organization must be free. */
+async function checkNewUser(trx: DB, orgId: string, id: string, userName: string): Promise<void> {
   if (await findUserById(trx, id)) throw new UserExists('userId', ID_TAKEN);
   if (await findOrgUserByName(trx, orgId, userName)) throw new UserExists('username', 'the user name is taken in this organization');
-  await claimNewIdentifiers(trx, ctx.instanceId, { type: 'user', id }, [id]).catch((error: unknown) => {
-    throw error instanceof IdentifierTaken ? new UserExists('userId', ID_TAKEN) : error;
-  });
-  if (kind === 'machine') {
-    await claimIdentifiersFor(trx, ctx.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
-      throw error instanceof IdentifierTaken ? new UserExists('username', MACHINE_NAME_TAKEN) : error;
-    });
-  }
 }
 
 const ID_TAKEN = 'the id is taken';
 /** Whoever holds the name: another machine user, an application's client id, a project id, of any organization. */
 const MACHINE_NAME_TAKEN = 'the user name is taken in the instance (client_credentials names a machine by its user name alone)';
 
+/**
+ * Claims a new user's id in the instance's namespace of token names (identifiers.ts): one answer for
+ * a taken id whatever holds it, even a deleted user.
+ */
+async function claimUserId(trx: DB, writer: UserWriter, id: string, now: Date): Promise<void> {
+  await claimNewIdentifiers(trx, writer.instanceId, { type: 'user', id }, [id], now).catch((error: unknown) => {
+    throw error instanceof IdentifierTaken ? new UserExists('userId', ID_TAKEN) : error;
+  });
+}
+
+/** Claims a machine's user name, its client id, for the machine `id` (an earlier name of its own is free). */
+export async function claimMachineName(trx: DB, writer: UserWriter, id: string, userName: string, now = new Date()): Promise<void> {
+  await claimIdentifiersFor(trx, writer.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
+    throw error instanceof IdentifierTaken ? new UserExists('username', MACHINE_NAME_TAKEN) : error;
+  });
+}
+
+/** Who writes, in which instance: what a user's events need. */
+export type UserWriter = Pick<AdminContext, 'instanceId' | 'creator'>;
+
 /** A `user` event of a change an administrator (or the user) made. */
-export function userEvent(ctx: AdminContext, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
+export function userEvent(ctx: UserWriter, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
   return { instanceId: ctx.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
 }
 
-function newRow(ctx: AdminContext, orgId: string, id: string, kind: 'human' | 'machine', userName: string, now: Date): Insertable<UsersTable> {
+function newRow(writer: UserWriter, orgId: string, id: string, kind: 'human' | 'machine', userName: string, now: Date): Insertable<UsersTable> {
   return {
-    id, instance_id: ctx.instanceId, org_id: orgId, kind, user_name: userName, password_hash: null, email: null, phone: null,
+    id, instance_id: writer.instanceId, org_id: orgId, kind, user_name: userName, password_hash: null, email: null, phone: null,
     given_name: null, family_name: null, nickname: null, display_name: null, preferred_language: null, gender: null,
     address: null, secret_hash: null, created_at: now, changed_at: now,
   };
 }
 
+/**
+ * The payload of `user.human.added`, whoever adds the human (an administrator, the bootstrap file,
+ * the human itself at registration): `roles` when the bootstrap file names them, `selfRegistered`
+ * for a registration.
+ */
+export interface HumanAdded {
+  userName: string;
+  email: string | null;
+  phone: string | null;
+  roles?: string[];
+  selfRegistered?: true;
+}
+
+/** The payload of `user.machine.added`: `name` is its display name, `roles` and `keyIds` what the bootstrap file gave. */
+export interface MachineAdded {
+  userName: string;
+  name: string | null;
+  roles: string[];
+  keyIds: string[];
+}
+
+/** A new user's row: its id, its name and the columns it starts with. */
+export interface NewUserRow {
+  id: string;
+  userName: string;
+  columns: UserColumns;
+}
+
+/**
+ * Claims the id of a new human, stores it in `orgId` and appends its `user.human.added`: every path
+ * that creates a human (the API, the bootstrap file, self-registration) comes through here.
+ */
+export async function storeNewHuman(
+  trx: DB,
+  writer: UserWriter,
+  orgId: string,
+  human: NewUserRow,
+  extra: Pick<HumanAdded, 'roles' | 'selfRegistered'> = {},
+  now = new Date(),
+): Promise<ChangeDetails> {
+  const { id, userName, columns } = human;
+  await claimUserId(trx, writer, id, now);
+  await insertUser(trx, { ...newRow(writer, orgId, id, 'human', userName, now), ...columns });
+  const payload: HumanAdded = { userName, email: columns.email ?? null, phone: columns.phone ?? null, ...extra };
+  return appendEvent(trx, userEvent(writer, { id, orgId }, 'user.human.added', { ...payload }));
+}
+
+/**
+ * Claims the id and the user name (its client id) of a new machine user, stores it in `orgId` and
+ * appends its `user.machine.added`: the API and the bootstrap file create machines through here.
+ */
+export async function storeNewMachine(
+  trx: DB,
+  writer: UserWriter,
+  orgId: string,
+  machine: NewUserRow,
+  given: Pick<MachineAdded, 'roles' | 'keyIds'> = { roles: [], keyIds: [] },
+  now = new Date(),
+): Promise<ChangeDetails> {
+  const { id, userName, columns } = machine;
+  await claimUserId(trx, writer, id, now);
+  await claimMachineName(trx, writer, id, userName, now);
+  await insertUser(trx, { ...newRow(writer, orgId, id, 'machine', userName, now), ...columns });
+  const payload: MachineAdded = { userName, name: columns.display_name ?? null, ...given };
+  return appendEvent(trx, userEvent(writer, { id, orgId }, 'user.machine.added', { ...payload }));
+}
+
 /** Stores a prepared human in `orgId`, with its authenticator app and its email code as asked. */
 export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human: PreparedHuman, now = new Date()): Promise<AddedUser> {
   const { id, userName, email } = human;
-  await checkNewUser(trx, ctx, orgId, id, userName, 'human', now);
-  await insertUser(trx, { ...newRow(ctx, orgId, id, 'human', userName, now), ...human.columns });
+  await checkNewUser(trx, orgId, id, userName);
+  await storeNewHuman(trx, ctx, orgId, { id, userName, columns: human.columns }, {}, now);
   const user = { id, orgId };
-  await appendEvent(trx, userEvent(ctx, user, 'user.human.added', { userName, email: email.address, phone: human.columns.phone ?? null }));
   if (human.totpSecret !== undefined) {
     // Registered as verified: codes of the current time step's window are accepted from now on.
     await upsertUnverifiedOtpFactor(trx, id, ctx.masterKey.encrypt(human.totpSecret), now);
@@ -185,9 +263,9 @@ export async function addHuman(trx: DB, ctx: AdminContext, orgId: string, human:
 /** Stores a machine user in `orgId`: opaque access tokens until changed, no secret, no keys. */
 export async function addMachine(trx: DB, ctx: AdminContext, orgId: string, machine: ReturnType<typeof prepareMachine>, now = new Date()): Promise<AddedUser> {
   const { id, userName } = machine;
-  await checkNewUser(trx, ctx, orgId, id, userName, 'machine', now);
-  await insertUser(trx, { ...newRow(ctx, orgId, id, 'machine', userName, now), display_name: machine.name, description: machine.description });
-  const details = await appendEvent(trx, userEvent(ctx, { id, orgId }, 'user.machine.added', { userName, name: machine.name }));
+  await checkNewUser(trx, orgId, id, userName);
+  const columns: UserColumns = { display_name: machine.name, description: machine.description };
+  const details = await storeNewMachine(trx, ctx, orgId, { id, userName, columns }, undefined, now);
   return { id, createdAt: now, details };
 }
 
