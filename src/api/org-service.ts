@@ -4,8 +4,8 @@
  * - Adding an organization is for IAM_OWNER; listing for IAM_OWNER (every organization) and
  *   ORG_OWNER (its own), PermissionDenied for anyone else.
  * - Names are unique in the instance (case-insensitively), and so are primary domains, derived
- *   from the name (domain/organizations.ts); a taken one is AlreadyExists. `org_id` lets the caller
- *   choose the id.
+ *   from the name (domain/instance/org-admin.ts, the one writer of organizations); a taken one is
+ *   AlreadyExists. `org_id` lets the caller choose the id.
  * - Admins are optional (SPEC §12). An admin named by `user_id` (a user of any organization of
  *   the instance), or a new human created in the organization by AddHumanUser's rules, gets the
  *   listed organization roles (ORG_OWNER when none are listed) in the new organization; a new
@@ -22,23 +22,19 @@ import type { OrganizationService } from '../../gen/zitadel/org/v2/org_service_p
 import { OrganizationState, type OrganizationSchema } from '../../gen/zitadel/org/v2/org_pb.js';
 import { OrganizationFieldName, type SearchQuery } from '../../gen/zitadel/org/v2/query_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { appendEvent, latestSequence } from '../domain/kernel/events.ts';
-import { newId } from '../domain/kernel/ids.ts';
-import { idProblem, nameProblem } from '../domain/kernel/names.ts';
-import { primaryDomainFor } from '../domain/instance/organizations.ts';
+import { latestSequence } from '../domain/kernel/events.ts';
+import { addOrg, prepareOrg } from '../domain/instance/org-admin.ts';
 import { creatorOf, hasRole, type Principal } from '../domain/kernel/principal.ts';
+import { grantOrgRoles, orgAdminRoles } from '../domain/users/roles.ts';
 import type { DB } from '../store/database.ts';
-import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, listOrgs, type OrgFilter } from '../store/orgs.ts';
+import { listOrgs, type OrgFilter } from '../store/orgs.ts';
 import type { OrgRow } from '../store/schema.ts';
-import { findUserById, listUserRoles, replaceUserRoles } from '../store/users.ts';
+import { findUserById } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { apiError } from './errors.ts';
 import { adminContext, listFilter, permissionDenied, requireManager } from './management/access.ts';
 import { changeDetails, listDetails } from './management/details.ts';
 import { invalidArgument, pageOf, textFilter } from './management/lists.ts';
-
-/** The organization roles an admin may be given. */
-const ORG_ROLES = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
 
 /** The filter of one query; undefined when it matches every organization. */
 function orgFilter(query: SearchQuery, index: number): OrgFilter | undefined {
@@ -83,9 +79,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
    */
   async function addAdmin(trx: DB, principal: Principal, orgId: string, admin: AddOrganizationRequest_Admin, index: number, human: PreparedHuman | undefined) {
     const field = `admins[${index}]`;
-    const roles = admin.roles.length === 0 ? ['ORG_OWNER'] : [...new Set(admin.roles)];
-    const refused = roles.find((role) => !ORG_ROLES.has(role));
-    if (refused !== undefined) throw invalidArgument(`${field}.roles`, `"${refused}" is no organization role (ORG_OWNER, ORG_ADMIN_IMPERSONATOR)`);
+    const roles = orgAdminRoles(admin.roles, `${field}.roles`);
     // The admin and the organization it belongs to (a new human: the new organization).
     let userId: string;
     let userOrgId: string;
@@ -103,13 +97,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
     } else {
       throw invalidArgument(field, 'needs userId or human');
     }
-    const current = await listUserRoles(trx, userId);
-    const added = roles.filter((role) => !current.some((r) => r.role === role && r.scope_org_id === orgId));
-    await replaceUserRoles(trx, userId, [...current, ...added.map((role) => ({ role, scope_org_id: orgId }))]);
-    await appendEvent(trx, {
-      instanceId: gh.instanceId, aggregateType: 'user', aggregateId: userId, resourceOwner: userOrgId, type: 'user.roles.added',
-      creator: creatorOf(principal), payload: { orgId, roles: added },
-    });
+    await grantOrgRoles(trx, { instanceId: gh.instanceId, creator: creatorOf(principal) }, { id: userId, orgId: userOrgId }, orgId, roles);
     return { userId, ...(emailCode !== undefined ? { emailCode } : {}) };
   }
 
@@ -117,15 +105,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
     async addOrganization(req, ctx) {
       const principal = requirePrincipal(ctx);
       if (!hasRole(principal, 'IAM_OWNER')) throw permissionDenied();
-      const name = req.name;
-      const problem = nameProblem(name);
-      if (problem !== undefined) throw invalidArgument('name', problem);
-      if (req.orgId !== undefined) {
-        const idIssue = idProblem(req.orgId);
-        if (idIssue !== undefined) throw invalidArgument('orgId', idIssue);
-      }
-      const domain = primaryDomainFor(name, gh.config.externalUrl);
-      if (domain === undefined) throw invalidArgument('name', 'must contain a letter or digit (the primary domain is made from it)');
+      const org = prepareOrg({ id: req.orgId, name: req.name }, gh.config.externalUrl);
       // New human admins are checked and their passwords hashed before the transaction.
       const humans = await Promise.all(
         req.admins.map(({ userType }, index) => {
@@ -135,18 +115,9 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
         }),
       );
       const result = await gh.db.transaction().execute(async (trx) => {
-        if (req.orgId !== undefined && (await findOrg(trx, req.orgId)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-IdTaken', 'orgId: an organization has this id');
-        if ((await findOrgByName(trx, gh.instanceId, name)) !== undefined) throw apiError(Code.AlreadyExists, 'ORG-NameTaken', 'name: an organization has this name');
-        if ((await findOtherOrgWithDomain(trx, gh.instanceId, domain, undefined)) !== undefined) {
-          throw apiError(Code.AlreadyExists, 'ORG-DomainTaken', `name: the primary domain ${domain} is taken by another organization`);
-        }
-        const orgId = req.orgId ?? newId();
         const now = new Date();
-        await insertOrg(trx, { id: orgId, instance_id: gh.instanceId, name, primary_domain: domain, created_at: now, changed_at: now });
-        const details = await appendEvent(trx, {
-          instanceId: gh.instanceId, aggregateType: 'org', aggregateId: orgId, resourceOwner: orgId, type: 'org.added',
-          creator: creatorOf(principal), payload: { name, domain },
-        });
+        const details = await addOrg(trx, { instanceId: gh.instanceId, creator: creatorOf(principal) }, org, now);
+        const orgId = org.id;
         const admins: Array<{ userId: string; emailCode?: string }> = [];
         for (const [index, admin] of req.admins.entries()) admins.push(await addAdmin(trx, principal, orgId, admin, index, humans[index]));
         return { orgId, details, admins, now };

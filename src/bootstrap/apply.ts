@@ -1,18 +1,20 @@
 /**
- * Applies a validated bootstrap file in one transaction, all or nothing (SPEC §9). Objects are
- * matched by `id` when given, else by natural key (org name; user and project name within the org;
- * client id). Only what differs is written, and each created or changed object appends one event,
- * so re-applying an unchanged file writes nothing and appends nothing.
+ * Applies a validated bootstrap file in one transaction, all or nothing (SPEC §9): a reconciler.
+ * Objects are matched by `id` when given, else by natural key (org name; user and project name
+ * within the org; client id), then the wing that owns them adds or changes them; a wing's refusal is
+ * a conflict at the object's path. The wings write only what differs, and each created or changed
+ * object appends one event, so re-applying an unchanged file writes nothing and appends nothing.
  */
 import { declareFeatures } from '../domain/instance/features.ts';
 import { addInstance, changeInstance, holdSetupLock } from '../domain/instance/instance-admin.ts';
+import { addOrg, changeOrg, OrgDomainTaken } from '../domain/instance/org-admin.ts';
 import { newId } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance } from '../store/instances.ts';
-import { findOrg, findOrgByName, findOtherOrgWithDomain, insertOrg, updateOrg } from '../store/orgs.ts';
+import { findOrg, findOrgByName } from '../store/orgs.ts';
 import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
-import { BOOTSTRAP, changedColumns, conflict, emit, match, record, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
+import { BOOTSTRAP, match, record, refusedAt, writer, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
 import { applyHuman, applyMachine } from './apply-users.ts';
 import type { AuthorizationSpec, BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
 import { readBootstrapFile } from './schema.ts';
@@ -41,25 +43,23 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     () => findOrgByName(ctx.trx, ctx.instanceId, spec.name),
     `organization name "${spec.name}"`,
   );
-  const domainOwner = await findOtherOrgWithDomain(ctx.trx, ctx.instanceId, spec.domain, row?.id);
-  if (domainOwner) conflict(ctx, `${spec.path}.domain`, `domain "${spec.domain}" is the primary domain of organization "${domainOwner.name}" (${domainOwner.id})`);
+  // The file names the domain; another organization's is a conflict there, naming the holder.
+  const domainConflict = (refusal: Error) =>
+    refusal instanceof OrgDomainTaken
+      ? { path: `${spec.path}.domain`, message: `domain "${spec.domain}" is the primary domain of organization "${refusal.holder.name}" (${refusal.holder.id})` }
+      : undefined;
+  // SPEC 10.12: left out, registration stays at its default (the default organization only).
+  const values = { name: spec.name, domain: spec.domain, allowRegister: spec.allowRegister ?? null };
   let orgId: string;
-  // SPEC 10.12: null leaves registration at its default (the default organization only).
-  const allowRegister = spec.allowRegister ?? null;
   if (!row) {
-    orgId = spec.id ?? preferredId ?? newId();
-    await insertOrg(ctx.trx, { id: orgId, instance_id: ctx.instanceId, name: spec.name, primary_domain: spec.domain, allow_register: allowRegister });
-    await emit(ctx, 'org', orgId, orgId, 'org.added', { name: spec.name, domain: spec.domain, ...(allowRegister === null ? {} : { allowRegister }) });
+    const id = spec.id ?? preferredId ?? newId();
+    await refusedAt(ctx, spec.path, () => addOrg(ctx.trx, writer(ctx), { id, ...values }), domainConflict);
+    orgId = id;
     record(ctx, 'org', spec.path, orgId, 'created');
   } else {
     orgId = row.id;
-    const changes = changedColumns(row, { name: spec.name, primary_domain: spec.domain, allow_register: allowRegister });
-    const changed = Object.keys(changes);
-    if (changed.length > 0) {
-      await updateOrg(ctx.trx, orgId, changes);
-      await emit(ctx, 'org', orgId, orgId, 'org.changed', { changed });
-    }
-    record(ctx, 'org', spec.path, orgId, changed.length > 0 ? 'updated' : 'unchanged');
+    const changed = await refusedAt(ctx, spec.path, () => changeOrg(ctx.trx, writer(ctx), row, values), domainConflict);
+    record(ctx, 'org', spec.path, orgId, changed ? 'updated' : 'unchanged');
   }
   const granted: Array<[string, AuthorizationSpec[]]> = [];
   for (const user of spec.users) granted.push([await applyHuman(ctx, orgId, user), user.authorizations]);
