@@ -11,8 +11,9 @@
  *   applications, their keys, its roles and its authorizations. Either takes effect in this process
  *   at once and in others within one change poll.
  * - Project grants (to other organizations) do not exist in Gatehouse: the grant filter matches nothing.
+ * - The writes are the projects wing's (domain/projects/); this file checks who may ask for them.
  */
-import { Code, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ProjectService } from '../../gen/zitadel/project/v2beta/project_service_pb.js';
@@ -27,17 +28,13 @@ import {
   type ProjectSearchFilter,
 } from '../../gen/zitadel/project/v2beta/query_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { appendEvent } from '../domain/kernel/events.ts';
-import { claimNewIdentifiers, IdentifierTaken } from '../domain/kernel/identifiers.ts';
-import { newId } from '../domain/kernel/ids.ts';
 import { idProblem, nameProblem, roleKeyProblem } from '../domain/kernel/names.ts';
-import { creatorOf, type Principal } from '../domain/kernel/principal.ts';
+import { actorOf, addProject, addProjectRole, changeProject, removeProject, removeProjectRole } from '../domain/projects/project-admin.ts';
 import type { DB } from '../store/database.ts';
 import { findOrg } from '../store/orgs.ts';
-import { deleteProjectRole, findProjectRole, insertProjectRole, listProjectRolesPage, type ProjectRoleFilter, type ProjectRoleRow, type ProjectRoleSort } from '../store/project-roles.ts';
-import { deleteProject, findProject, findProjectByName, insertProject, listProjects, updateProject, type ProjectFilter, type ProjectRow, type ProjectSort } from '../store/projects.ts';
+import { listProjectRolesPage, type ProjectRoleFilter, type ProjectRoleRow, type ProjectRoleSort } from '../store/project-roles.ts';
+import { findProject, listProjects, type ProjectFilter, type ProjectRow, type ProjectSort } from '../store/projects.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
-import { apiError } from './errors.ts';
 import { listFilter, requireManager, visibleOrg, type ManagedOrgs } from './management/access.ts';
 import { invalidArgument, pageOf, textFilter } from './management/lists.ts';
 
@@ -131,10 +128,6 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
     return found!;
   }
 
-  function event(principal: Principal, project: Pick<ProjectRow, 'id' | 'org_id'>, type: string, payload: Record<string, unknown>) {
-    return { instanceId: gh.instanceId, aggregateType: 'project', aggregateId: project.id, resourceOwner: project.org_id, type, creator: creatorOf(principal), payload };
-  }
-
   return {
     async createProject(req, ctx) {
       const principal = requirePrincipal(ctx);
@@ -145,23 +138,17 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
       const created = await gh.db.transaction().execute(async (trx) => {
         const org = req.organizationId === '' ? undefined : await findOrg(trx, req.organizationId);
         visibleOrg(managed, org?.instance_id === gh.instanceId ? org.id : undefined, 'organizationId: organization', 'ORG-NotFound');
-        if ((await findProjectByName(trx, req.organizationId, name)) !== undefined) {
-          throw apiError(Code.AlreadyExists, 'PROJECT-NameTaken', 'name: the organization has a project with this name');
-        }
-        const id = req.id ?? newId();
-        const now = new Date();
-        await claimNewIdentifiers(trx, gh.instanceId, { type: 'project', id }, [id], now).catch((error: unknown) => {
-          throw error instanceof IdentifierTaken ? apiError(Code.AlreadyExists, 'PROJECT-IdTaken', 'id: the id is taken') : error;
+        return addProject(trx, actorOf(gh.instanceId, principal), {
+          id: req.id,
+          orgId: req.organizationId,
+          name,
+          roleAssertion: req.projectRoleAssertion,
+          authorizationRequired: req.authorizationRequired,
+          projectAccessRequired: req.projectAccessRequired,
+          privateLabeling: labeling,
         });
-        await insertProject(trx, {
-          id, instance_id: gh.instanceId, org_id: req.organizationId, name, role_assertion: req.projectRoleAssertion,
-          authorization_required: req.authorizationRequired, project_access_required: req.projectAccessRequired, private_labeling: labeling,
-          created_at: now, changed_at: now,
-        });
-        await appendEvent(trx, event(principal, { id, org_id: req.organizationId }, 'project.added', { name }));
-        return { id, now };
       });
-      return { id: created.id, creationDate: timestampFromDate(created.now) };
+      return { id: created.id, creationDate: timestampFromDate(created.createdAt) };
     },
 
     async updateProject(req, ctx) {
@@ -171,21 +158,14 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
       const labeling = req.privateLabelingSetting === undefined ? undefined : privateLabeling(req.privateLabelingSetting, 'privateLabelingSetting');
       const changedAt = await gh.db.transaction().execute(async (trx) => {
         const project = await visibleProject(trx, managed, req.id);
-        const desired = {
-          ...(name !== undefined && name !== project.name ? { name } : {}),
-          ...(req.projectRoleAssertion !== undefined && req.projectRoleAssertion !== project.role_assertion ? { role_assertion: req.projectRoleAssertion } : {}),
-          ...(req.projectRoleCheck !== undefined && req.projectRoleCheck !== project.authorization_required ? { authorization_required: req.projectRoleCheck } : {}),
-          ...(req.hasProjectCheck !== undefined && req.hasProjectCheck !== project.project_access_required ? { project_access_required: req.hasProjectCheck } : {}),
-          ...(labeling !== undefined && labeling !== project.private_labeling ? { private_labeling: labeling } : {}),
-        };
-        if (Object.keys(desired).length === 0) return project.changed_at;
-        if (desired.name !== undefined) {
-          const namesake = await findProjectByName(trx, project.org_id, desired.name);
-          if (namesake !== undefined && namesake.id !== project.id) throw apiError(Code.AlreadyExists, 'PROJECT-NameTaken', 'name: the organization has a project with this name');
-        }
-        await updateProject(trx, project.id, desired);
-        const details = await appendEvent(trx, event(principal, project, 'project.changed', { changed: Object.keys(desired) }));
-        return details.changeDate;
+        const { details } = await changeProject(trx, actorOf(gh.instanceId, principal), project, {
+          name,
+          roleAssertion: req.projectRoleAssertion,
+          authorizationRequired: req.projectRoleCheck,
+          projectAccessRequired: req.hasProjectCheck,
+          privateLabeling: labeling,
+        });
+        return details?.changeDate ?? project.changed_at;
       });
       gh.directory.clear();
       return { changeDate: timestampFromDate(changedAt) };
@@ -194,14 +174,9 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
     async deleteProject(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
-      const deletedAt = await gh.db.transaction().execute(async (trx) => {
-        const project = await visibleProject(trx, managed, req.id);
-        await deleteProject(trx, project.id);
-        const details = await appendEvent(trx, event(principal, project, 'project.removed', { name: project.name }));
-        return details.changeDate;
-      });
+      const details = await gh.db.transaction().execute(async (trx) => removeProject(trx, actorOf(gh.instanceId, principal), await visibleProject(trx, managed, req.id)));
       gh.directory.clear();
-      return { deletionDate: timestampFromDate(deletedAt) };
+      return { deletionDate: timestampFromDate(details.changeDate) };
     },
 
     async getProject(req, ctx) {
@@ -226,28 +201,22 @@ export function createProjectService(gh: Gatehouse): Partial<ServiceImpl<typeof 
       if (keyIssue !== undefined) throw invalidArgument('roleKey', keyIssue);
       const displayName = checkedName(req.displayName, 'displayName');
       const group = req.group === undefined || req.group === '' ? '' : checkedName(req.group, 'group');
-      const createdAt = await gh.db.transaction().execute(async (trx) => {
+      const created = await gh.db.transaction().execute(async (trx) => {
         const project = await visibleProject(trx, managed, req.projectId, 'projectId');
-        if ((await findProjectRole(trx, project.id, req.roleKey)) !== undefined) throw apiError(Code.AlreadyExists, 'PROJECT-RoleTaken', 'roleKey: the project has this role');
-        const now = new Date();
-        await insertProjectRole(trx, { project_id: project.id, role_key: req.roleKey, display_name: displayName, role_group: group, created_at: now, changed_at: now });
-        await appendEvent(trx, event(principal, project, 'project.role.added', { key: req.roleKey, displayName, group }));
-        return now;
+        return addProjectRole(trx, actorOf(gh.instanceId, principal), project, req.roleKey, { displayName, group });
       });
-      return { creationDate: timestampFromDate(createdAt) };
+      return { creationDate: timestampFromDate(created.createdAt) };
     },
 
     async removeProjectRole(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
-      const removedAt = await gh.db.transaction().execute(async (trx) => {
+      const removed = await gh.db.transaction().execute(async (trx) => {
         const project = await visibleProject(trx, managed, req.projectId, 'projectId');
-        if (!(await deleteProjectRole(trx, project.id, req.roleKey))) throw apiError(Code.NotFound, 'PROJECT-RoleNotFound', 'roleKey: the project has no such role');
-        const details = await appendEvent(trx, event(principal, project, 'project.role.removed', { key: req.roleKey }));
-        return details.changeDate;
+        return removeProjectRole(trx, actorOf(gh.instanceId, principal), project, req.roleKey);
       });
       gh.directory.clear();
-      return { removalDate: timestampFromDate(removedAt) };
+      return { removalDate: timestampFromDate(removed.changeDate) };
     },
 
     async listProjectRoles(req, ctx) {

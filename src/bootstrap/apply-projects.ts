@@ -1,23 +1,18 @@
 /**
- * Projects of one organization and their applications. The file owns applications: every setting
- * left out takes its default, and an application found by client id moves to the project naming it.
+ * Projects of one organization, their roles and their applications. Projects and roles are
+ * reconciled through the projects wing (domain/projects/): each one of the file is found, then added
+ * or changed where it differs; roles the file does not list are kept. The file owns applications:
+ * every setting left out takes its default, and an application found by client id moves to the
+ * project naming it.
  */
+import type { Refusal } from '../domain/kernel/refusals.ts';
 import { newId } from '../domain/kernel/ids.ts';
+import { addProject, addProjectRole, changeProject, changeProjectRole } from '../domain/projects/project-admin.ts';
 import { findApp, findApplicationByClientId, findAppKey, findOtherAppNamed, insertApp, insertAppKey, updateApp, updateAppKey } from '../store/apps.ts';
-import { findProjectRole, insertProjectRole, updateProjectRole } from '../store/project-roles.ts';
-import { findProject, findProjectByName, insertProject, updateProject } from '../store/projects.ts';
-import {
-  changedColumns,
-  claim,
-  conflict,
-  emit,
-  match,
-  record,
-  secretHash,
-  syncKeys,
-  type ApplyContext,
-  type KeyTable,
-} from './apply-support.ts';
+import { findProjectRole } from '../store/project-roles.ts';
+import { findProject, findProjectByName, type ProjectRow } from '../store/projects.ts';
+import { changedColumns, claim, conflict, emit, match, record, secretHash, syncKeys, type ApplyContext, type KeyTable } from './apply-support.ts';
+import { fileActor, reported } from './apply-wings.ts';
 import type { AppSpec, ProjectRoleSpec, ProjectSpec } from './document.ts';
 
 function appKeys(ctx: ApplyContext, appId: string): KeyTable {
@@ -80,21 +75,18 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
 }
 
 /** Adds the roles the file names and updates their names and groups; other roles are kept. True when any changed. */
-async function syncProjectRoles(ctx: ApplyContext, orgId: string, projectId: string, roles: ProjectRoleSpec[]): Promise<boolean> {
+async function applyProjectRoles(ctx: ApplyContext, project: Pick<ProjectRow, 'id' | 'org_id'>, roles: ProjectRoleSpec[]): Promise<boolean> {
   let changed = false;
   for (const role of roles) {
-    const row = await findProjectRole(ctx.trx, projectId, role.key);
+    const row = await findProjectRole(ctx.trx, project.id, role.key);
+    const settings = { displayName: role.displayName, group: role.group };
+    const report = (refusal: Refusal) => (refusal.field === 'roleKey' ? { field: 'key' } : undefined);
     if (!row) {
-      await insertProjectRole(ctx.trx, { project_id: projectId, role_key: role.key, display_name: role.displayName, role_group: role.group });
-      await emit(ctx, 'project', projectId, orgId, 'project.role.added', { key: role.key, displayName: role.displayName, group: role.group });
+      await reported(ctx, role.path, () => addProjectRole(ctx.trx, fileActor(ctx), project, role.key, settings), report);
       changed = true;
-      continue;
+    } else if ((await reported(ctx, role.path, () => changeProjectRole(ctx.trx, fileActor(ctx), project, row, settings), report)).changed.length > 0) {
+      changed = true;
     }
-    const changes = changedColumns(row, { display_name: role.displayName, role_group: role.group });
-    if (Object.keys(changes).length === 0) continue;
-    await updateProjectRole(ctx.trx, projectId, role.key, changes);
-    await emit(ctx, 'project', projectId, orgId, 'project.role.changed', { key: role.key, changed: Object.keys(changes) });
-    changed = true;
   }
   return changed;
 }
@@ -108,31 +100,24 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     () => findProjectByName(ctx.trx, orgId, spec.name),
     `project name "${spec.name}" (in this organization)`,
   );
-  const columns = {
+  const settings = {
     name: spec.name,
-    role_assertion: spec.roleAssertion,
-    authorization_required: spec.authorizationRequired,
-    project_access_required: spec.projectAccessRequired,
+    roleAssertion: spec.roleAssertion,
+    authorizationRequired: spec.authorizationRequired,
+    projectAccessRequired: spec.projectAccessRequired,
   };
-  let projectId: string;
+  let project: Pick<ProjectRow, 'id' | 'org_id' | 'name'>;
   if (!row) {
-    projectId = spec.id ?? newId();
-    await claim(ctx, `${spec.path}.id`, { type: 'project', id: projectId }, [projectId], true);
-    await insertProject(ctx.trx, { id: projectId, instance_id: ctx.instanceId, org_id: orgId, ...columns });
-    await emit(ctx, 'project', projectId, orgId, 'project.added', { name: spec.name });
-    await syncProjectRoles(ctx, orgId, projectId, spec.roles);
-    record(ctx, 'project', spec.path, projectId, 'created');
+    const created = await reported(ctx, spec.path, () => addProject(ctx.trx, fileActor(ctx), { ...settings, id: spec.id, orgId }));
+    project = { id: created.id, org_id: orgId, name: spec.name };
+    await applyProjectRoles(ctx, project, spec.roles);
+    record(ctx, 'project', spec.path, project.id, 'created');
   } else {
     if (row.org_id !== orgId) conflict(ctx, `${spec.path}.id`, `project ${row.id} belongs to another organization (${row.org_id})`);
-    projectId = row.id;
-    const changes = changedColumns(row, columns);
-    const changed = Object.keys(changes);
-    if (changed.length > 0) {
-      await updateProject(ctx.trx, row.id, changes);
-      await emit(ctx, 'project', row.id, orgId, 'project.changed', { changed });
-    }
-    if (await syncProjectRoles(ctx, orgId, projectId, spec.roles)) changed.push('roles');
+    project = { id: row.id, org_id: orgId, name: spec.name };
+    const { changed } = await reported(ctx, spec.path, () => changeProject(ctx.trx, fileActor(ctx), row, settings));
+    if (await applyProjectRoles(ctx, project, spec.roles)) changed.push('roles');
     record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
   }
-  for (const app of spec.apps) await applyApp(ctx, orgId, projectId, app);
+  for (const app of spec.apps) await applyApp(ctx, orgId, project.id, app);
 }

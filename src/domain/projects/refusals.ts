@@ -1,0 +1,39 @@
+/**
+ * The refusals of the projects wing that carry more than their static message. The API answers
+ * with the message alone (api/domain-errors.ts); the bootstrap file reports the extra at the path of
+ * the document it came from (which value is taken, which object holds it), as it always has.
+ */
+import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../kernel/identifiers.ts';
+import { Refusal } from '../kernel/refusals.ts';
+import type { DB } from '../../store/database.ts';
+
+/** A value of the namespace of token names is taken (kernel/identifiers.ts): the same answer whoever holds it. */
+export class ValueTaken extends Refusal {
+  /** The value as the request spelled it. */
+  readonly value: string;
+  constructor(id: string, value: string) {
+    super('exists', id, 'the id is taken', { field: 'id' });
+    this.value = value;
+  }
+}
+
+/**
+ * Claims an object's values in the instance's namespace: an object being created (`fresh`) may hold
+ * no value ever held; an existing one (a client id the bootstrap file changes) may take back its own
+ * earlier ones. A taken value is refused as `ValueTaken` with `refusalId`.
+ */
+export async function claimValues(
+  trx: DB,
+  instanceId: string,
+  owner: IdentifierOwner,
+  values: readonly string[],
+  refusalId: string,
+  fresh = true,
+): Promise<void> {
+  try {
+    if (fresh) await claimNewIdentifiers(trx, instanceId, owner, values);
+    else await claimIdentifiersFor(trx, instanceId, owner, values);
+  } catch (error) {
+    throw error instanceof IdentifierTaken ? new ValueTaken(refusalId, error.value) : error;
+  }
+}
