@@ -141,9 +141,12 @@ export interface PasswordResetCodeValues {
   created_at: Date;
 }
 
-/** Stores the user's reset code, replacing any previous one (and its count of wrong tries). */
+/**
+ * Stores the user's reset code, replacing any previous one (and its count of wrong tries). The
+ * columns are named one by one: a code may come with more than this table keeps (an id of null).
+ */
 export async function upsertPasswordResetCode(db: DB, userId: string, values: PasswordResetCodeValues): Promise<void> {
-  const row = { ...values, attempts: 0 };
+  const row = { code_hash: values.code_hash, salt: values.salt, expires_at: values.expires_at, created_at: values.created_at, attempts: 0 };
   await db
     .insertInto('password_reset_codes')
     .values({ user_id: userId, ...row })

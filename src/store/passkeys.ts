@@ -166,11 +166,11 @@ export async function takePasskeyChallenge(db: DB, instanceId: string, challenge
 // --- registration codes ---
 
 /** Stores the user's registration code, replacing any previous one. */
-export async function upsertPasskeyCode(db: DB, row: { user_id: string; id: string; code_hash: string; salt: string; expires_at: Date; created_at: Date }): Promise<void> {
-  const values = { ...row, attempts: 0 };
+export async function upsertPasskeyCode(db: DB, userId: string, code: { id: string; code_hash: string; salt: string; expires_at: Date; created_at: Date }): Promise<void> {
+  const values = { ...code, attempts: 0 };
   await db
     .insertInto('passkey_codes')
-    .values(values)
+    .values({ user_id: userId, ...values })
     .onConflict((oc) => oc.column('user_id').doUpdateSet(values))
     .execute();
 }

@@ -5,31 +5,29 @@
  * template (its application's page that takes the code).
  *
  * A reset code is 6 characters from A–Z and 0–9 like an email code, valid one hour, one pending per
- * user (a new one replaces it), stored as sha256(salt + code), void after PASSWORD_CODE_MAX_ATTEMPTS
- * wrong tries and deleted when a password is set. Reset mails share the code mail limits of SPEC
- * 10.2 (per user and per recipient address) and the rule for where links may lead.
+ * user (a new one replaces it), void after PASSWORD_CODE_MAX_ATTEMPTS wrong tries and deleted when a
+ * password is set. It has no id: only the user or its administrator tries it, through the API, so
+ * every try counts towards its tries. How codes are drawn, stored, tried and mailed (with the mail
+ * limits and link rule every code mail shares): one-time-codes.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { passwordResetMail } from '../../mail/messages.ts';
-import { renderUrlTemplate } from '../../mail/template.ts';
 import {
   countPasswordResetAttempt,
   deletePasswordResetCode,
   findPasswordResetCodeForUpdate,
   setPasswordHash,
   upsertPasswordResetCode,
+  type PendingPasswordResetCode,
 } from '../../store/credentials.ts';
 import type { DB } from '../../store/database.ts';
-import { safeEqual, sha256 } from '../kernel/crypto.ts';
-import { checkMailLimits, checkMailLink, newEmailCode, type EmailCodeUser } from './email-codes.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
-import { enqueueMail } from '../kernel/outbox.ts';
 import { secretTry } from '../sign-in/secret-tries.ts';
+import { CAPITALS_AND_DIGITS, issueCode, tryCode, type CodeDelivery, type CodeIssuer, type CodeKind } from './one-time-codes.ts';
 
 export const PASSWORD_CODE_SECONDS = 3600;
 export const PASSWORD_CODE_MAX_ATTEMPTS = 5;
 
-export type ResetDelivery = { kind: 'return' } | { kind: 'send'; urlTemplate?: string | undefined };
+export type ResetDelivery = CodeDelivery;
 
 export interface IssuedResetCode {
   details: ChangeDetails;
@@ -37,50 +35,39 @@ export interface IssuedResetCode {
   code?: string;
 }
 
+const RESET_CODE: CodeKind<PendingPasswordResetCode, null, undefined> = {
+  alphabet: CAPITALS_AND_DIGITS,
+  length: 6,
+  lifetimeSeconds: PASSWORD_CODE_SECONDS,
+  maxTries: PASSWORD_CODE_MAX_ATTEMPTS,
+  newId: () => null,
+  withoutId: 'count',
+  table: {
+    save: upsertPasswordResetCode,
+    findForUpdate: findPasswordResetCodeForUpdate,
+    countWrongTry: countPasswordResetAttempt,
+    remove: deletePasswordResetCode,
+  },
+  addedEvent: 'user.human.password.code.added',
+  // no page of Gatehouse's takes a reset code: a link only with the caller's template
+  defaultLink: () => undefined,
+  mail: (user, { code }, link) => passwordResetMail({ language: user.preferredLanguage, code, link, name: user.name }),
+};
+
 /**
  * Issues a new reset code for `user` and returns or mails it; appends
- * `user.human.password.code.added`. Call it in the transaction that checked and locked the user
- * (for `send`: its address verified). Throws TemplateError for a link leading elsewhere than SPEC
- * 10.2 allows and MailLimitReached over a mail limit; either rolls back, the previous code stays.
+ * `user.human.password.code.added`. Throws TemplateError for a link leading elsewhere than code
+ * mail links may lead and MailLimitReached over a mail limit; either rolls back, the previous code
+ * stays.
  */
-export async function issuePasswordResetCode(
-  trx: DB,
-  user: EmailCodeUser,
-  delivery: ResetDelivery,
-  context: { externalUrl: string; creator: string },
-  now = new Date(),
-): Promise<IssuedResetCode> {
-  if (delivery.kind === 'send') await checkMailLimits(trx, user);
-  const code = newEmailCode();
-  const salt = randomBytes(16).toString('hex');
-  await upsertPasswordResetCode(trx, user.id, {
-    code_hash: sha256(salt + code),
-    salt,
-    expires_at: new Date(now.getTime() + PASSWORD_CODE_SECONDS * 1000),
-    created_at: now,
-  });
-  if (delivery.kind === 'send') {
-    const link = delivery.urlTemplate === undefined ? undefined : await resetLink(trx, user, code, delivery.urlTemplate, context.externalUrl);
-    const mail = passwordResetMail({ language: user.preferredLanguage, code, link, name: user.name });
-    await enqueueMail(trx, { instanceId: user.instanceId, to: user.email, userId: user.id, ...mail });
-  }
-  const details = await appendEvent(trx, {
-    instanceId: user.instanceId,
-    aggregateType: 'user',
-    aggregateId: user.id,
-    resourceOwner: user.orgId,
-    type: 'user.human.password.code.added',
-    creator: context.creator,
-    payload: { delivery: delivery.kind },
-  });
-  return delivery.kind === 'return' ? { details, code } : { details };
-}
-
-function resetLink(trx: DB, user: EmailCodeUser, code: string, template: string, externalUrl: string): Promise<string> {
-  return checkMailLink(trx, externalUrl, user, renderUrlTemplate(template, { UserID: user.id, Code: code, OrgID: user.orgId }));
-}
+export const issuePasswordResetCode: CodeIssuer<IssuedResetCode> = async (trx, user, delivery, context, now = new Date()) => {
+  const { code, details } = await issueCode(trx, RESET_CODE, user, delivery, { ...context, now, payload: () => ({ delivery: delivery.kind }) });
+  return delivery.kind === 'return' ? { details, code: code.code } : { details };
+};
 
 export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';
+
+const RESULTS = { right: 'valid', wrong: 'invalid', expired: 'expired', missing: 'not_pending' } as const;
 
 /**
  * Checks the user's reset code under its row lock without using it up: a wrong one counts a try.
@@ -90,7 +77,8 @@ export type ResetCodeResult = 'valid' | 'invalid' | 'expired' | 'not_pending';
  * On anything but `valid` the caller commits (so the try counts).
  */
 export async function checkResetCode(trx: DB, userId: string, code: string, now = new Date()): Promise<ResetCodeResult> {
-  return secretTry(() => resetCodeMatches(trx, userId, code, now), (result) => result !== 'valid');
+  const check = async () => RESULTS[(await tryCode(trx, RESET_CODE, userId, { code, keep: true }, now)).result];
+  return secretTry(check, (result) => result !== 'valid');
 }
 
 /**
@@ -99,21 +87,7 @@ export async function checkResetCode(trx: DB, userId: string, code: string, now 
  * caller commits (so the try counts) and sets nothing.
  */
 export async function useResetCode(trx: DB, userId: string, code: string, now = new Date()): Promise<ResetCodeResult> {
-  const result = await resetCodeMatches(trx, userId, code, now);
-  if (result === 'valid') await deletePasswordResetCode(trx, userId);
-  return result;
-}
-
-async function resetCodeMatches(trx: DB, userId: string, code: string, now: Date): Promise<ResetCodeResult> {
-  const row = await findPasswordResetCodeForUpdate(trx, userId);
-  if (row === undefined) return 'not_pending';
-  if (row.attempts >= PASSWORD_CODE_MAX_ATTEMPTS) return 'invalid';
-  if (row.expires_at.getTime() <= now.getTime()) return 'expired';
-  if (!safeEqual(sha256(row.salt + code.trim().toUpperCase()), row.code_hash)) {
-    await countPasswordResetAttempt(trx, userId);
-    return 'invalid';
-  }
-  return 'valid';
+  return RESULTS[(await tryCode(trx, RESET_CODE, userId, { code }, now)).result];
 }
 
 /** How the caller proved the right to set the password, for the event. */
