@@ -1,29 +1,55 @@
 /**
- * Projects of one organization, their roles and their applications. Projects and roles are
- * reconciled through the projects wing (domain/projects/): each one of the file is found, then added
- * or changed where it differs; roles the file does not list are kept. The file owns applications:
- * every setting left out takes its default, and an application found by client id moves to the
- * project naming it.
+ * Projects of one organization, their roles and their applications, reconciled through the projects
+ * wing (domain/projects/): each object of the file is found, then added or changed where it differs.
+ * The file owns applications: every setting left out takes its default, and an application found by
+ * client id moves to the project naming it. Roles and keys the file does not list are kept.
  */
 import type { Refusal } from '../domain/kernel/refusals.ts';
-import { newId } from '../domain/kernel/ids.ts';
+import { addApp, changeApp, type AppSettings } from '../domain/projects/app-admin.ts';
 import { addProject, addProjectRole, changeProject, changeProjectRole } from '../domain/projects/project-admin.ts';
-import { findApp, findApplicationByClientId, findAppKey, findOtherAppNamed, insertApp, insertAppKey, updateApp, updateAppKey } from '../store/apps.ts';
+import { AppKeyTaken, AppNameTaken, ValueTaken } from '../domain/projects/refusals.ts';
+import { findApp, findApplicationByClientId } from '../store/apps.ts';
 import { findProjectRole } from '../store/project-roles.ts';
 import { findProject, findProjectByName, type ProjectRow } from '../store/projects.ts';
-import { changedColumns, claim, conflict, emit, match, record, secretHash, syncKeys, type ApplyContext, type KeyTable } from './apply-support.ts';
+import { conflict, match, record, secretHash, type ApplyContext } from './apply-support.ts';
 import { fileActor, reported } from './apply-wings.ts';
 import type { AppSpec, ProjectRoleSpec, ProjectSpec } from './document.ts';
 
-function appKeys(ctx: ApplyContext, appId: string): KeyTable {
+function settingsOf(spec: AppSpec): AppSettings {
   return {
-    find: (keyId) => findAppKey(ctx.trx, keyId),
-    insert: (key) => insertAppKey(ctx.trx, { id: key.keyId, app_id: appId, public_key: key.pem, expires_at: key.expiresAt }),
-    update: (key) => updateAppKey(ctx.trx, key.keyId, { public_key: key.pem, expires_at: key.expiresAt }),
+    kind: spec.type,
+    auth_method: spec.authMethod,
+    redirect_uris: spec.redirectUris,
+    post_logout_redirect_uris: spec.postLogoutRedirectUris,
+    response_types: spec.responseTypes,
+    grant_types: spec.grantTypes,
+    oidc_app_type: spec.appType,
+    access_token_type: spec.accessTokenType,
+    id_token_userinfo_assertion: spec.idTokenUserinfoAssertion,
+    id_token_role_assertion: spec.idTokenRoleAssertion,
+    access_token_role_assertion: spec.accessTokenRoleAssertion,
+    dev_mode: spec.devMode,
   };
 }
 
-async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spec: AppSpec): Promise<void> {
+/** Where in an application of the file a refusal of the wing belongs, in the words the file has always used. */
+function appReport(spec: AppSpec) {
+  return (refusal: Refusal) => {
+    if (refusal instanceof ValueTaken) {
+      // The application id and the client id are claimed together: the value says which one is taken.
+      const ofClientId = refusal.value === spec.clientId && refusal.value.toLowerCase() !== spec.id?.toLowerCase();
+      return { field: ofClientId ? 'clientId' : 'id' };
+    }
+    if (refusal instanceof AppNameTaken) {
+      const holder = refusal.holderId === undefined ? '' : ` by application ${refusal.holderId}`;
+      return { message: `application name "${spec.name}" is taken in this project${holder}` };
+    }
+    if (refusal instanceof AppKeyTaken) return { message: `keyId ${refusal.keyId} already belongs to another application (${refusal.holderId})` };
+    return undefined;
+  };
+}
+
+async function applyApp(ctx: ApplyContext, project: Pick<ProjectRow, 'id' | 'org_id' | 'name'>, spec: AppSpec): Promise<void> {
   const row = await match(
     ctx,
     spec.path,
@@ -32,45 +58,16 @@ async function applyApp(ctx: ApplyContext, orgId: string, projectId: string, spe
     () => findApplicationByClientId(ctx.trx, ctx.instanceId, spec.clientId),
     `clientId "${spec.clientId}"`,
   );
-  const namesake = await findOtherAppNamed(ctx.trx, projectId, spec.name, row?.id);
-  if (namesake) conflict(ctx, `${spec.path}.name`, `application name "${spec.name}" is taken in this project by application ${namesake.id}`);
+  // Re-hashed only when the file's secret no longer verifies, so an unchanged file changes nothing.
   const secret = await secretHash(row?.secret_hash, spec.clientSecret);
-  const columns = {
-    org_id: orgId,
-    project_id: projectId,
-    name: spec.name,
-    kind: spec.type,
-    client_id: spec.clientId,
-    auth_method: spec.authMethod,
-    oidc_app_type: spec.appType,
-    redirect_uris: spec.redirectUris,
-    post_logout_redirect_uris: spec.postLogoutRedirectUris,
-    response_types: spec.responseTypes,
-    grant_types: spec.grantTypes,
-    access_token_type: spec.accessTokenType,
-    id_token_userinfo_assertion: spec.idTokenUserinfoAssertion,
-    id_token_role_assertion: spec.idTokenRoleAssertion,
-    access_token_role_assertion: spec.accessTokenRoleAssertion,
-    dev_mode: spec.devMode,
-  };
+  const publicKeys = spec.publicKeys.map((key) => ({ keyId: key.keyId, publicKey: key.pem, expiresAt: key.expiresAt }));
+  const wanted = { name: spec.name, clientId: spec.clientId, settings: settingsOf(spec), secretHash: secret.hash, publicKeys };
   if (!row) {
-    const id = spec.id ?? newId();
-    await claim(ctx, `${spec.path}.id`, { type: 'app', id }, [id], true);
-    await claim(ctx, `${spec.path}.clientId`, { type: 'app', id }, [spec.clientId], false);
-    await insertApp(ctx.trx, { ...columns, id, instance_id: ctx.instanceId, secret_hash: secret.hash });
-    await syncKeys(ctx, id, spec.publicKeys, appKeys(ctx, id), 'application');
-    await emit(ctx, 'app', id, orgId, 'app.added', { name: spec.name, clientId: spec.clientId, projectId });
-    record(ctx, 'app', spec.path, id, 'created');
+    const created = await reported(ctx, spec.path, () => addApp(ctx.trx, fileActor(ctx), project, { ...wanted, id: spec.id }), appReport(spec));
+    record(ctx, 'app', spec.path, created.id, 'created');
     return;
   }
-  const changes = changedColumns(row, columns);
-  const changed: string[] = Object.keys(changes);
-  if (changes.client_id !== undefined) await claim(ctx, `${spec.path}.clientId`, { type: 'app', id: row.id }, [spec.clientId], false);
-  const update = { ...changes, ...(secret.changed ? { secret_hash: secret.hash } : {}) };
-  if (secret.changed) changed.push('secret');
-  if (changed.length > 0) await updateApp(ctx.trx, row.id, update);
-  if (await syncKeys(ctx, row.id, spec.publicKeys, appKeys(ctx, row.id), 'application')) changed.push('publicKeys');
-  if (changed.length > 0) await emit(ctx, 'app', row.id, orgId, 'app.changed', { changed });
+  const { changed } = await reported(ctx, spec.path, () => changeApp(ctx.trx, fileActor(ctx), row, { ...wanted, project }), appReport(spec));
   record(ctx, 'app', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
 }
 
@@ -119,5 +116,5 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     if (await applyProjectRoles(ctx, project, spec.roles)) changed.push('roles');
     record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
   }
-  for (const app of spec.apps) await applyApp(ctx, orgId, project.id, app);
+  for (const app of spec.apps) await applyApp(ctx, project, app);
 }

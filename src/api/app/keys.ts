@@ -8,18 +8,17 @@
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { Code, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { ApplicationKeysSorting } from '../../../gen/zitadel/app/v2beta/app_pb.js';
 import type { AppService, ListApplicationKeysRequest } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
 import { newId } from '../../domain/kernel/ids.ts';
-import { deleteAppKey, findAppKeyWithApp, insertAppKey, listAppKeysPage, type AppKeyListQuery, type AppKeySortColumn } from '../../store/apps.ts';
-import type { AppRow } from '../../store/schema.ts';
+import { addAppKey, removeAppKey, requireKeyMethod } from '../../domain/projects/app-admin.ts';
+import { actorOf } from '../../domain/projects/project-admin.ts';
+import { findAppKeyWithApp, listAppKeysPage, type AppKeyListQuery, type AppKeySortColumn } from '../../store/apps.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
-import { apiError } from '../errors.ts';
 import { listFilter, requireManager, requireOrg } from '../management/access.ts';
 import { invalidArgument, pageOf } from '../management/lists.ts';
-import { appEvent } from './changes.ts';
 import { keyNotFound, missing, optionalId, requiredId, targetApp } from './target.ts';
 import { applicationKeyOf } from './views.ts';
 
@@ -46,13 +45,6 @@ const SORT_COLUMNS: ReadonlyMap<ApplicationKeysSorting, AppKeySortColumn> = new 
   [ApplicationKeysSorting.APPLICATION_KEYS_SORT_BY_TYPE, 'app_keys.id'],
 ]);
 
-/** FailedPrecondition unless the application authenticates with keys. */
-function requireKeyAuth(row: AppRow): void {
-  if (row.auth_method !== 'private_key_jwt') {
-    throw apiError(Code.FailedPrecondition, 'APP-NoKeys', `the application authenticates with ${row.auth_method}; keys are for private_key_jwt`);
-  }
-}
-
 /** Whose keys the request lists. */
 function ownerOf(resource: ListApplicationKeysRequest['resourceId']): Pick<AppKeyListQuery, 'appId' | 'projectId' | 'orgId'> {
   const none = { appId: undefined, projectId: undefined, orgId: undefined };
@@ -76,7 +68,7 @@ export function keyMethods(gh: Gatehouse): Partial<ServiceImpl<typeof AppService
       const expiresAt = req.expirationDate === undefined ? null : timestampDate(req.expirationDate);
       if (expiresAt !== null && !(expiresAt.getTime() > Date.now())) throw invalidArgument('expirationDate', 'must lie in the future');
       const target = { appId: req.appId, field: 'appId', projectId: req.projectId };
-      requireKeyAuth(await targetApp(gh.db, gh.instanceId, managed, target));
+      requireKeyMethod(await targetApp(gh.db, gh.instanceId, managed, target));
       const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
         modulusLength: 2048,
         publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -85,9 +77,7 @@ export function keyMethods(gh: Gatehouse): Partial<ServiceImpl<typeof AppService
       const keyId = newId();
       const { row, change } = await gh.db.transaction().execute(async (trx) => {
         const app = await targetApp(trx, gh.instanceId, managed, { ...target, lock: true });
-        requireKeyAuth(app);
-        await insertAppKey(trx, { id: keyId, app_id: app.id, public_key: publicKey, expires_at: expiresAt });
-        const added = await appEvent(trx, principal, app, 'app.key.added', { keyId, expiresAt: expiresAt?.toISOString() ?? null });
+        const added = await addAppKey(trx, actorOf(gh.instanceId, principal), app, { keyId, publicKey, expiresAt });
         return { row: app, change: added };
       });
       gh.directory.clear();
@@ -114,8 +104,7 @@ export function keyMethods(gh: Gatehouse): Partial<ServiceImpl<typeof AppService
           (expected.app !== undefined && expected.app !== key.app_id) ||
           (expected.org !== undefined && expected.org !== key.org_id);
         if (outside) throw keyNotFound();
-        await deleteAppKey(trx, key.id);
-        return appEvent(trx, principal, { id: key.app_id, org_id: key.org_id }, 'app.key.removed', { keyId: key.id });
+        return removeAppKey(trx, actorOf(gh.instanceId, principal), key);
       });
       gh.directory.clear();
       return { deletionDate: timestampFromDate(change.changeDate) };

@@ -13,28 +13,15 @@ import type {
   UpdateOIDCApplicationConfigurationRequest,
 } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { OIDCGrantType, OIDCResponseType, OIDCVersion } from '../../../gen/zitadel/app/v2beta/oidc_pb.js';
+import type { AppSettings } from '../../domain/projects/app-admin.ts';
 import { defaultFlows, oidcSettingsProblems } from '../../domain/projects/applications.ts';
 import type { AppGrantType } from '../../oidc/grant-types.ts';
-import type { AppRow, OidcAppType } from '../../store/schema.ts';
+import type { AppRow } from '../../store/schema.ts';
 import { invalidArgument } from '../management/lists.ts';
 import { API_AUTH_METHODS, APP_TYPES, AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES, TOKEN_TYPES, type EnumMap } from './enums.ts';
-import type { AccessTokenType, AuthMethod, ResponseType } from '../../oidc/vocabulary.ts';
+import type { ResponseType } from '../../oidc/vocabulary.ts';
 
-/** The columns of an application that its settings fill. */
-export interface AppSettings {
-  kind: 'oidc' | 'api';
-  auth_method: AuthMethod;
-  redirect_uris: string[];
-  post_logout_redirect_uris: string[];
-  response_types: ResponseType[];
-  grant_types: AppGrantType[];
-  oidc_app_type: OidcAppType;
-  access_token_type: AccessTokenType;
-  id_token_userinfo_assertion: boolean;
-  id_token_role_assertion: boolean;
-  access_token_role_assertion: boolean;
-  dev_mode: boolean;
-}
+export type { AppSettings };
 
 /** At most this many URIs in one list, each at most this long: bounds what one request can store. */
 const MAX_URIS = 100;
@@ -188,13 +175,4 @@ export function updatedOidcSettings(current: AppSettings, request: UpdateOIDCApp
     access_token_role_assertion: request.accessTokenRoleAssertion ?? current.access_token_role_assertion,
     dev_mode: request.devMode ?? current.dev_mode,
   });
-}
-
-/** The columns whose values differ between two sets of settings. */
-export function changedSettings(before: AppSettings, after: AppSettings): Partial<AppSettings> {
-  const changes: Partial<Record<keyof AppSettings, unknown>> = {};
-  for (const key of Object.keys(after) as (keyof AppSettings)[]) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changes[key] = after[key];
-  }
-  return changes as Partial<AppSettings>;
 }

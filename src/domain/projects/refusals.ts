@@ -37,3 +37,24 @@ export async function claimValues(
     throw error instanceof IdentifierTaken ? new ValueTaken(refusalId, error.value) : error;
   }
 }
+
+/** Another application of the project has the name (compared ignoring case). */
+export class AppNameTaken extends Refusal {
+  /** The application holding the name; undefined when a concurrent write won it. */
+  readonly holderId: string | undefined;
+  constructor(holderId: string | undefined) {
+    super('exists', 'APP-NameTaken', 'an application of the project already has this name', { field: 'name' });
+    this.holderId = holderId;
+  }
+}
+
+/** A key id another application's key has (the bootstrap file names its keys). */
+export class AppKeyTaken extends Refusal {
+  readonly keyId: string;
+  readonly holderId: string;
+  constructor(index: number, keyId: string, holderId: string) {
+    super('exists', 'APP-KeyTaken', 'the key id belongs to another application', { field: `publicKeys[${index}].keyId` });
+    this.keyId = keyId;
+    this.holderId = holderId;
+  }
+}
