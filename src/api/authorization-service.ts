@@ -11,6 +11,7 @@
  * - The roles appear in tokens exactly as roles from the bootstrap file do (oauth/role-claims.ts),
  *   in this process at once and in others within one change poll.
  * - Authorizations are always active; filters for another state or for project grants match nothing.
+ * - The writes are the projects wing's (domain/projects/authorization-admin.ts); this file checks who may ask.
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -23,20 +24,10 @@ import {
 } from '../../gen/zitadel/authorization/v2beta/authorization_pb.js';
 import type { AuthorizationService } from '../../gen/zitadel/authorization/v2beta/authorization_service_pb.js';
 import type { Gatehouse } from '../context.ts';
-import { appendEvent } from '../domain/kernel/events.ts';
-import { newId } from '../domain/kernel/ids.ts';
-import { creatorOf, hasRole, type Principal } from '../domain/kernel/principal.ts';
-import {
-  deleteAuthorization,
-  findAuthorization,
-  findUserProjectAuthorization,
-  insertAuthorization,
-  listAuthorizations,
-  type AuthorizationFilter,
-  type AuthorizationListRow,
-  type AuthorizationSort,
-} from '../store/authorizations.ts';
-import { undefinedRoleKeys } from '../store/project-roles.ts';
+import { hasRole } from '../domain/kernel/principal.ts';
+import { addAuthorization, removeAuthorization } from '../domain/projects/authorization-admin.ts';
+import { actorOf } from '../domain/projects/project-admin.ts';
+import { findAuthorization, listAuthorizations, type AuthorizationFilter, type AuthorizationListRow, type AuthorizationSort } from '../store/authorizations.ts';
 import { findProject } from '../store/projects.ts';
 import { findUserById } from '../store/users.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
@@ -93,15 +84,10 @@ function toAuthorization(row: AuthorizationListRow): MessageInitShape<typeof Aut
 }
 
 export function createAuthorizationService(gh: Gatehouse): Partial<ServiceImpl<typeof AuthorizationService>> {
-  function event(principal: Principal, id: string, orgId: string, type: string, payload: Record<string, unknown>) {
-    return { instanceId: gh.instanceId, aggregateType: 'authorization', aggregateId: id, resourceOwner: orgId, type, creator: creatorOf(principal), payload };
-  }
-
   return {
     async createAuthorization(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
-      const roles = [...new Set(req.roleKeys)];
       const created = await gh.db.transaction().execute(async (trx) => {
         const project = req.projectId === '' ? undefined : await findProject(trx, req.projectId);
         const visible = project !== undefined && project.instance_id === gh.instanceId ? project : undefined;
@@ -115,33 +101,22 @@ export function createAuthorizationService(gh: Gatehouse): Partial<ServiceImpl<t
           throw permissionDenied();
         }
         if (!managesOrg(managed, user.org_id)) throw permissionDenied();
-        const unknown = await undefinedRoleKeys(trx, visible!.id, roles);
-        if (unknown.length > 0) throw invalidArgument(`roleKeys[${req.roleKeys.indexOf(unknown[0]!)}]`, `the project defines no role "${unknown[0]}"`);
-        if ((await findUserProjectAuthorization(trx, user.id, visible!.id)) !== undefined) {
-          throw apiError(Code.AlreadyExists, 'AUTHZ-Exists', 'the user already has an authorization for this project');
-        }
-        const id = newId();
-        const now = new Date();
-        await insertAuthorization(trx, { id, instance_id: gh.instanceId, org_id: visible!.org_id, user_id: user.id, project_id: visible!.id, roles, created_at: now, changed_at: now });
-        await appendEvent(trx, event(principal, id, visible!.org_id, 'authorization.added', { userId: user.id, projectId: visible!.id, roles }));
-        return { id, now };
+        return addAuthorization(trx, actorOf(gh.instanceId, principal), visible!, user.id, req.roleKeys);
       });
       gh.directory.clear();
-      return { id: created.id, creationDate: timestampFromDate(created.now) };
+      return { id: created.id, creationDate: timestampFromDate(created.createdAt) };
     },
 
     async deleteAuthorization(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
-      const deletedAt = await gh.db.transaction().execute(async (trx) => {
+      const removed = await gh.db.transaction().execute(async (trx) => {
         const row = req.id === '' ? undefined : await findAuthorization(trx, gh.instanceId, req.id);
         visibleOrg(managed, row?.org_id, 'id: authorization', 'AUTHZ-NotFound');
-        await deleteAuthorization(trx, row!.id);
-        const details = await appendEvent(trx, event(principal, row!.id, row!.org_id, 'authorization.removed', { userId: row!.user_id, projectId: row!.project_id }));
-        return details.changeDate;
+        return removeAuthorization(trx, actorOf(gh.instanceId, principal), row!);
       });
       gh.directory.clear();
-      return { deletionDate: timestampFromDate(deletedAt) };
+      return { deletionDate: timestampFromDate(removed.changeDate) };
     },
 
     async listAuthorizations(req, ctx) {

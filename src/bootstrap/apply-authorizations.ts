@@ -1,41 +1,34 @@
 /**
- * Authorizations the file gives (SPEC §12): for each user and named project, the file owns the set
+ * Authorizations the file gives, reconciled through the projects wing
+ * (domain/projects/authorization-admin.ts): for each user and named project, the file owns the set
  * of roles; authorizations for projects the file does not name (made through the API) are kept.
  * Applied after the organization's projects, whose roles they name.
  */
-import { newId } from '../domain/kernel/ids.ts';
-import { findUserProjectAuthorization, insertAuthorization, setAuthorizationRoles } from '../store/authorizations.ts';
-import { undefinedRoleKeys } from '../store/project-roles.ts';
+import type { Refusal } from '../domain/kernel/refusals.ts';
+import { addAuthorization, changeAuthorizationRoles } from '../domain/projects/authorization-admin.ts';
+import { UndefinedRoles } from '../domain/projects/refusals.ts';
+import { findUserProjectAuthorization } from '../store/authorizations.ts';
 import { findProject, findProjectByName } from '../store/projects.ts';
-import { conflict, emit, record, type ApplyContext } from './apply-support.ts';
+import { conflict, record, type ApplyContext } from './apply-support.ts';
+import { fileActor, reported } from './apply-wings.ts';
 import type { AuthorizationSpec } from './document.ts';
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const left = new Set(a);
-  return left.size === new Set(b).size && b.every((item) => left.has(item));
-}
 
 export async function applyAuthorizations(ctx: ApplyContext, orgId: string, userId: string, specs: AuthorizationSpec[]): Promise<void> {
   for (const spec of specs) {
     const byId = await findProject(ctx.trx, spec.project);
     const project = byId?.org_id === orgId ? byId : await findProjectByName(ctx.trx, orgId, spec.project);
     if (!project) conflict(ctx, `${spec.path}.project`, `no project "${spec.project}" (id or name) in this organization`);
-    const unknown = await undefinedRoleKeys(ctx.trx, project.id, spec.roles);
-    if (unknown.length > 0) conflict(ctx, `${spec.path}.roles`, `project "${project.name}" defines no role ${unknown.map((r) => `"${r}"`).join(', ')}`);
+    const report = (refusal: Refusal) =>
+      refusal instanceof UndefinedRoles
+        ? { field: 'roles', message: `project "${project.name}" defines no role ${refusal.keys.map((key) => `"${key}"`).join(', ')}` }
+        : undefined;
     const row = await findUserProjectAuthorization(ctx.trx, userId, project.id);
     if (!row) {
-      const id = newId();
-      await insertAuthorization(ctx.trx, { id, instance_id: ctx.instanceId, org_id: orgId, user_id: userId, project_id: project.id, roles: spec.roles });
-      await emit(ctx, 'authorization', id, orgId, 'authorization.added', { userId, projectId: project.id, roles: spec.roles });
-      record(ctx, 'authorization', spec.path, id, 'created');
+      const created = await reported(ctx, spec.path, () => addAuthorization(ctx.trx, fileActor(ctx), project, userId, spec.roles), report);
+      record(ctx, 'authorization', spec.path, created.id, 'created');
       continue;
     }
-    if (sameSet(row.roles, spec.roles)) {
-      record(ctx, 'authorization', spec.path, row.id, 'unchanged');
-      continue;
-    }
-    await setAuthorizationRoles(ctx.trx, row.id, spec.roles);
-    await emit(ctx, 'authorization', row.id, orgId, 'authorization.changed', { roles: spec.roles });
-    record(ctx, 'authorization', spec.path, row.id, 'updated');
+    const changed = await reported(ctx, spec.path, () => changeAuthorizationRoles(ctx.trx, fileActor(ctx), row, spec.roles), report);
+    record(ctx, 'authorization', spec.path, row.id, changed === undefined ? 'unchanged' : 'updated');
   }
 }

@@ -58,3 +58,14 @@ export class AppKeyTaken extends Refusal {
     this.holderId = holderId;
   }
 }
+
+/** Role keys the project does not define. */
+export class UndefinedRoles extends Refusal {
+  /** Every key the project lacks, in the order given. */
+  readonly keys: readonly string[];
+  constructor(field: string, keys: readonly string[]) {
+    // The id and words the management API has always given this (as for any field it refuses).
+    super('invalid', 'API-InvalidArgument', `the project defines no role "${keys[0]}"`, { field });
+    this.keys = keys;
+  }
+}
