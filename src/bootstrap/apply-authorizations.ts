@@ -4,13 +4,11 @@
  * of roles; authorizations for projects the file does not name (made through the API) are kept.
  * Applied after the organization's projects, whose roles they name.
  */
-import type { Refusal } from '../domain/kernel/refusals.ts';
 import { addAuthorization, changeAuthorizationRoles } from '../domain/projects/authorization-admin.ts';
 import { UndefinedRoles } from '../domain/projects/refusals.ts';
 import { findUserProjectAuthorization } from '../store/authorizations.ts';
 import { findProject, findProjectByName } from '../store/projects.ts';
-import { conflict, record, type ApplyContext } from './apply-support.ts';
-import { fileActor, reported } from './apply-wings.ts';
+import { conflict, record, refusedAt, writer, type ApplyContext } from './apply-support.ts';
 import type { AuthorizationSpec } from './document.ts';
 
 export async function applyAuthorizations(ctx: ApplyContext, orgId: string, userId: string, specs: AuthorizationSpec[]): Promise<void> {
@@ -18,17 +16,17 @@ export async function applyAuthorizations(ctx: ApplyContext, orgId: string, user
     const byId = await findProject(ctx.trx, spec.project);
     const project = byId?.org_id === orgId ? byId : await findProjectByName(ctx.trx, orgId, spec.project);
     if (!project) conflict(ctx, `${spec.path}.project`, `no project "${spec.project}" (id or name) in this organization`);
-    const report = (refusal: Refusal) =>
+    const at = (refusal: Error) =>
       refusal instanceof UndefinedRoles
-        ? { field: 'roles', message: `project "${project.name}" defines no role ${refusal.keys.map((key) => `"${key}"`).join(', ')}` }
+        ? { path: `${spec.path}.roles`, message: `project "${project.name}" defines no role ${refusal.keys.map((key) => `"${key}"`).join(', ')}` }
         : undefined;
     const row = await findUserProjectAuthorization(ctx.trx, userId, project.id);
     if (!row) {
-      const created = await reported(ctx, spec.path, () => addAuthorization(ctx.trx, fileActor(ctx), project, userId, spec.roles), report);
+      const created = await refusedAt(ctx, spec.path, () => addAuthorization(ctx.trx, writer(ctx), project, userId, spec.roles), at);
       record(ctx, 'authorization', spec.path, created.id, 'created');
       continue;
     }
-    const changed = await reported(ctx, spec.path, () => changeAuthorizationRoles(ctx.trx, fileActor(ctx), row, spec.roles), report);
+    const changed = await refusedAt(ctx, spec.path, () => changeAuthorizationRoles(ctx.trx, writer(ctx), row, spec.roles), at);
     record(ctx, 'authorization', spec.path, row.id, changed === undefined ? 'unchanged' : 'updated');
   }
 }

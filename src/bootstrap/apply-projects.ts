@@ -4,15 +4,14 @@
  * The file owns applications: every setting left out takes its default, and an application found by
  * client id moves to the project naming it. Roles and keys the file does not list are kept.
  */
-import type { Refusal } from '../domain/kernel/refusals.ts';
+import { Refusal } from '../domain/kernel/refusals.ts';
 import { addApp, changeApp, type AppSettings } from '../domain/projects/app-admin.ts';
 import { addProject, addProjectRole, changeProject, changeProjectRole } from '../domain/projects/project-admin.ts';
 import { AppKeyTaken, AppNameTaken, ValueTaken } from '../domain/projects/refusals.ts';
 import { findApp, findApplicationByClientId } from '../store/apps.ts';
 import { findProjectRole } from '../store/project-roles.ts';
 import { findProject, findProjectByName, type ProjectRow } from '../store/projects.ts';
-import { conflict, match, record, secretHash, type ApplyContext } from './apply-support.ts';
-import { fileActor, reported } from './apply-wings.ts';
+import { conflict, match, record, refusedAt, secretHash, takenMessage, writer, type ApplyContext } from './apply-support.ts';
 import type { AppSpec, ProjectRoleSpec, ProjectSpec } from './document.ts';
 
 function settingsOf(spec: AppSpec): AppSettings {
@@ -32,20 +31,35 @@ function settingsOf(spec: AppSpec): AppSettings {
   };
 }
 
+type Conflict = { path: string; message?: string } | undefined;
+
+/**
+ * A refusal of the wing at the document's field under `path` (`fields` renames the wing's fields to
+ * the file's), in the wing's words without the field it put in front.
+ */
+function atField(path: string, refusal: Error, fields: Record<string, string> = {}): Conflict {
+  if (!(refusal instanceof Refusal) || refusal.field === undefined) return undefined;
+  const message = refusal instanceof ValueTaken ? takenMessage(refusal.value) : refusal.message.slice(refusal.field.length + 2);
+  return { path: `${path}.${fields[refusal.field] ?? refusal.field}`, message };
+}
+
 /** Where in an application of the file a refusal of the wing belongs, in the words the file has always used. */
-function appReport(spec: AppSpec) {
-  return (refusal: Refusal) => {
+function appConflict(spec: AppSpec) {
+  return (refusal: Error): Conflict => {
     if (refusal instanceof ValueTaken) {
       // The application id and the client id are claimed together: the value says which one is taken.
       const ofClientId = refusal.value === spec.clientId && refusal.value.toLowerCase() !== spec.id?.toLowerCase();
-      return { field: ofClientId ? 'clientId' : 'id' };
+      return { path: `${spec.path}.${ofClientId ? 'clientId' : 'id'}`, message: takenMessage(refusal.value) };
     }
     if (refusal instanceof AppNameTaken) {
       const holder = refusal.holderId === undefined ? '' : ` by application ${refusal.holderId}`;
-      return { message: `application name "${spec.name}" is taken in this project${holder}` };
+      return { path: `${spec.path}.name`, message: `application name "${spec.name}" is taken in this project${holder}` };
     }
-    if (refusal instanceof AppKeyTaken) return { message: `keyId ${refusal.keyId} already belongs to another application (${refusal.holderId})` };
-    return undefined;
+    if (refusal instanceof AppKeyTaken) {
+      const message = `keyId ${refusal.keyId} already belongs to another application (${refusal.holderId})`;
+      return { path: `${spec.path}.${refusal.field}`, message };
+    }
+    return atField(spec.path, refusal);
   };
 }
 
@@ -63,11 +77,11 @@ async function applyApp(ctx: ApplyContext, project: Pick<ProjectRow, 'id' | 'org
   const publicKeys = spec.publicKeys.map((key) => ({ keyId: key.keyId, publicKey: key.pem, expiresAt: key.expiresAt }));
   const wanted = { name: spec.name, clientId: spec.clientId, settings: settingsOf(spec), secretHash: secret.hash, publicKeys };
   if (!row) {
-    const created = await reported(ctx, spec.path, () => addApp(ctx.trx, fileActor(ctx), project, { ...wanted, id: spec.id }), appReport(spec));
+    const created = await refusedAt(ctx, spec.path, () => addApp(ctx.trx, writer(ctx), project, { ...wanted, id: spec.id }), appConflict(spec));
     record(ctx, 'app', spec.path, created.id, 'created');
     return;
   }
-  const { changed } = await reported(ctx, spec.path, () => changeApp(ctx.trx, fileActor(ctx), row, { ...wanted, project }), appReport(spec));
+  const { changed } = await refusedAt(ctx, spec.path, () => changeApp(ctx.trx, writer(ctx), row, { ...wanted, project }), appConflict(spec));
   record(ctx, 'app', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
 }
 
@@ -77,11 +91,11 @@ async function applyProjectRoles(ctx: ApplyContext, project: Pick<ProjectRow, 'i
   for (const role of roles) {
     const row = await findProjectRole(ctx.trx, project.id, role.key);
     const settings = { displayName: role.displayName, group: role.group };
-    const report = (refusal: Refusal) => (refusal.field === 'roleKey' ? { field: 'key' } : undefined);
+    const at = (refusal: Error) => atField(role.path, refusal, { roleKey: 'key' });
     if (!row) {
-      await reported(ctx, role.path, () => addProjectRole(ctx.trx, fileActor(ctx), project, role.key, settings), report);
+      await refusedAt(ctx, role.path, () => addProjectRole(ctx.trx, writer(ctx), project, role.key, settings), at);
       changed = true;
-    } else if ((await reported(ctx, role.path, () => changeProjectRole(ctx.trx, fileActor(ctx), project, row, settings), report)).changed.length > 0) {
+    } else if ((await refusedAt(ctx, role.path, () => changeProjectRole(ctx.trx, writer(ctx), project, row, settings), at)).changed.length > 0) {
       changed = true;
     }
   }
@@ -103,16 +117,17 @@ export async function applyProject(ctx: ApplyContext, orgId: string, spec: Proje
     authorizationRequired: spec.authorizationRequired,
     projectAccessRequired: spec.projectAccessRequired,
   };
+  const at = (refusal: Error) => atField(spec.path, refusal);
   let project: Pick<ProjectRow, 'id' | 'org_id' | 'name'>;
   if (!row) {
-    const created = await reported(ctx, spec.path, () => addProject(ctx.trx, fileActor(ctx), { ...settings, id: spec.id, orgId }));
+    const created = await refusedAt(ctx, spec.path, () => addProject(ctx.trx, writer(ctx), { ...settings, id: spec.id, orgId }), at);
     project = { id: created.id, org_id: orgId, name: spec.name };
     await applyProjectRoles(ctx, project, spec.roles);
     record(ctx, 'project', spec.path, project.id, 'created');
   } else {
     if (row.org_id !== orgId) conflict(ctx, `${spec.path}.id`, `project ${row.id} belongs to another organization (${row.org_id})`);
     project = { id: row.id, org_id: orgId, name: spec.name };
-    const { changed } = await reported(ctx, spec.path, () => changeProject(ctx.trx, fileActor(ctx), row, settings));
+    const { changed } = await refusedAt(ctx, spec.path, () => changeProject(ctx.trx, writer(ctx), row, settings), at);
     if (await applyProjectRoles(ctx, project, spec.roles)) changed.push('roles');
     record(ctx, 'project', spec.path, row.id, changed.length > 0 ? 'updated' : 'unchanged');
   }
