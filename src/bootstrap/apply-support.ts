@@ -1,20 +1,14 @@
 /**
  * What every step of applying a bootstrap shares: the transaction context, who the wings are told
  * writes (`bootstrap`), matching by id or natural key, a wing's refusal as a conflict at a path of
- * the document, secrets that are only re-hashed when they changed, and public keys added by keyId.
+ * the document, and secrets that are only re-hashed when they changed.
  */
-import { createPublicKey } from 'node:crypto';
-import { changedColumns, sameValue } from '../domain/kernel/changed-fields.ts';
 import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
-import { appendEvent } from '../domain/kernel/events.ts';
-import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken, type IdentifierOwner } from '../domain/kernel/identifiers.ts';
 import { Refusal } from '../domain/kernel/refusals.ts';
 import { UserExists, UserInputError, UserStateConflict } from '../domain/users/user-rules.ts';
 import type { DB } from '../store/database.ts';
-import type { PublicKeySpec } from './document.ts';
 import { BootstrapError } from './errors.ts';
 
-export { changedColumns, sameValue };
 
 export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app' | 'authorization';
 export type Action = 'created' | 'updated' | 'unchanged';
@@ -75,33 +69,8 @@ export function takenMessage(value: string): string {
   return `"${value}" is taken: user ids, machine user names, project ids, application ids and client ids share one namespace, and a value is never given again after its holder is deleted`;
 }
 
-/**
- * Claims the values of an object the file creates (`fresh`) or renames in the instance's namespace of
- * token names (domain/identifiers.ts); a taken value is a conflict at `path`.
- */
-export async function claim(ctx: ApplyContext, path: string, owner: IdentifierOwner, values: readonly string[], fresh: boolean): Promise<void> {
-  try {
-    if (fresh) await claimNewIdentifiers(ctx.trx, ctx.instanceId, owner, values);
-    else await claimIdentifiersFor(ctx.trx, ctx.instanceId, owner, values);
-  } catch (error) {
-    if (!(error instanceof IdentifierTaken)) throw error;
-    conflict(ctx, path, takenMessage(error.value));
-  }
-}
-
 export function record(ctx: ApplyContext, kind: ObjectKind, path: string, id: string, action: Action): void {
   ctx.results.push({ kind, path, id, action });
-}
-
-export async function emit(
-  ctx: ApplyContext,
-  aggregateType: string,
-  aggregateId: string,
-  resourceOwner: string,
-  type: string,
-  payload: Record<string, unknown>,
-): Promise<void> {
-  await appendEvent(ctx.trx, { instanceId: ctx.instanceId, aggregateType, aggregateId, resourceOwner, type, creator: 'bootstrap', payload });
 }
 
 /**
@@ -130,43 +99,4 @@ export async function match<R extends { id: string }>(
   if (givenId === undefined) return keyed;
   if (keyed && keyed.id !== givenId) conflict(ctx, `${path}.id`, `${label} already belongs to the object with id ${keyed.id}, not to id ${givenId}`);
   return keyed ?? (await byId(givenId));
-}
-
-export interface KeyRow {
-  id: string;
-  owner: string;
-  public_key: string;
-  expires_at: Date | null;
-}
-
-export interface KeyTable {
-  find(keyId: string): Promise<KeyRow | undefined>;
-  insert(key: PublicKeySpec): Promise<void>;
-  update(key: PublicKeySpec): Promise<void>;
-}
-
-function normalizedPem(pem: string): string {
-  try {
-    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
-  } catch {
-    return pem;
-  }
-}
-
-/** Adds or updates the listed keys; keys not listed (made by the CLI, say) stay. True when any changed. */
-export async function syncKeys(ctx: ApplyContext, ownerId: string, keys: PublicKeySpec[], table: KeyTable, ownerLabel: string): Promise<boolean> {
-  let changed = false;
-  for (const key of keys) {
-    const row = await table.find(key.keyId);
-    if (!row) {
-      await table.insert(key);
-      changed = true;
-    } else if (row.owner !== ownerId) {
-      conflict(ctx, `${key.path}.keyId`, `keyId ${key.keyId} already belongs to another ${ownerLabel} (${row.owner})`);
-    } else if (normalizedPem(row.public_key) !== key.pem || !sameValue(row.expires_at, key.expiresAt)) {
-      await table.update(key);
-      changed = true;
-    }
-  }
-  return changed;
 }

@@ -15,6 +15,7 @@ import { sameValue } from '../kernel/changed-fields.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { randomToken } from '../kernel/ids.ts';
 import { Refusal } from '../kernel/refusals.ts';
+import { normalizedPem } from './public-keys.ts';
 
 /** The user a change is for, and who makes it. */
 export interface MachineChange {
@@ -115,14 +116,6 @@ export class MachineKeyTaken extends Refusal {
   }
 }
 
-/** The PEM as parsePublicKey stores it, so that a key written differently compares equal. */
-function normalizedPem(pem: string): string {
-  try {
-    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
-  } catch {
-    return pem;
-  }
-}
 
 /**
  * Adds the given keys to the user, or updates a key of the same id whose public key or expiry

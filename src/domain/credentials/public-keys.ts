@@ -19,3 +19,15 @@ export function publicKeyOf(pem: string): KeyObject {
   }
   return key;
 }
+
+/**
+ * A public key's PEM as it is stored (SPKI), so that a key written differently (another PEM
+ * header, line length or encoding of the same key) compares equal; text that is no key stays as it is.
+ */
+export function normalizedPem(pem: string): string {
+  try {
+    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
+  } catch {
+    return pem;
+  }
+}

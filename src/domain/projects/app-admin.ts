@@ -11,7 +11,6 @@
  *   or updates the keys it lists as part of the application, whose event covers them.
  * - Every change appends one event in the caller's transaction, nothing changed appends none.
  */
-import { createPublicKey } from 'node:crypto';
 import {
   APP_CLIENT_ID_INDEX,
   APP_NAME_INDEX,
@@ -38,6 +37,7 @@ import { Refusal } from '../kernel/refusals.ts';
 import { clientIdFor, usesSecret } from './applications.ts';
 import type { Actor } from './project-admin.ts';
 import { AppKeyTaken, AppNameTaken, claimValues, ValueTaken } from './refusals.ts';
+import { normalizedPem } from '../credentials/public-keys.ts';
 
 /** The columns of an application that its settings fill. */
 export interface AppSettings {
@@ -112,14 +112,7 @@ export function requireKeyMethod(app: Pick<AppRow, 'auth_method'>): void {
 }
 
 function samePem(stored: string, given: string): boolean {
-  const normalized = (pem: string) => {
-    try {
-      return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
-    } catch {
-      return pem;
-    }
-  };
-  return normalized(stored) === normalized(given);
+  return normalizedPem(stored) === normalizedPem(given);
 }
 
 function sameTime(a: Date | null, b: Date | null): boolean {
