@@ -28,6 +28,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { parseBootstrap } from '../../src/bootstrap/schema.ts';
+import { EVENT_AGGREGATES } from '../../src/domain/kernel/event-types.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { anchors, codeBlocks, jsonValues, links, mismatches, parsePattern, textMatcher, type CodeBlock } from './markdown.ts';
@@ -263,6 +264,13 @@ describe('docs/bootstrap.md', () => {
     );
     expect(documents.length).toBeGreaterThanOrEqual(2);
     for (const block of documents) expect(() => parseBootstrap(block.body, `docs/bootstrap.md:${block.line}`)).not.toThrow();
+  });
+});
+
+describe('docs/events.md', () => {
+  it('lists exactly the event types the domain appends (src/domain/kernel/event-types.ts)', () => {
+    const listed = [...read('docs/events.md').matchAll(/^\| `([a-z_]+(?:\.[a-z_]+)+)` \|/gm)].map((match) => match[1]!);
+    expect([...listed].sort()).toEqual(Object.keys(EVENT_AGGREGATES).sort());
   });
 });
 

@@ -60,7 +60,7 @@ it('follows changes to the registered redirect URIs', async () => {
   const { db, instanceId } = server.running.gh;
   await db.updateTable('apps').set({ redirect_uris: ['https://new.example/cb'] }).where('client_id', '=', 'shop-post').execute();
   const { appendEvent } = await import('../../src/domain/kernel/events.ts');
-  await appendEvent(db, { instanceId, aggregateType: 'app', aggregateId: 'shop-post', resourceOwner: instanceId, type: 'app.changed' });
+  await appendEvent(db, { instanceId, aggregateId: 'shop-post', resourceOwner: instanceId, type: 'app.changed', payload: { changed: ['redirect_uris'] } });
   let allowed: string | null = null;
   for (let i = 0; i < 30 && allowed === null; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -184,7 +184,6 @@ async function verifyInTransaction(trx: DB, userId: string, code: string, via: T
   await markEmailVerified(trx, userId, new Date());
   const details = await appendEvent(trx, {
     instanceId: row.instance_id,
-    aggregateType: 'user',
     aggregateId: userId,
     resourceOwner: row.org_id,
     type: 'user.human.email.verified',

@@ -90,7 +90,6 @@ export async function addMachineKey(trx: DB, change: MachineChange, key: { keyId
   await insertMachineKey(trx, { id: key.keyId, user_id: change.userId, public_key: key.publicPem, expires_at: key.expiresAt });
   return appendEvent(trx, {
     instanceId: change.instanceId,
-    aggregateType: 'user',
     aggregateId: change.userId,
     resourceOwner: change.orgId,
     type: 'user.machine.key.added',
@@ -144,7 +143,6 @@ export async function removeMachineKey(trx: DB, change: MachineChange, keyId: st
   if (!(await deleteMachineKey(trx, change.userId, keyId))) return undefined;
   return appendEvent(trx, {
     instanceId: change.instanceId,
-    aggregateType: 'user',
     aggregateId: change.userId,
     resourceOwner: change.orgId,
     type: 'user.machine.key.removed',
@@ -163,7 +161,6 @@ export async function setMachineSecret(trx: DB, change: MachineChange, secretHas
   await setMachineSecretHash(trx, change.userId, secretHash, now);
   return appendEvent(trx, {
     instanceId: change.instanceId,
-    aggregateType: 'user',
     aggregateId: change.userId,
     resourceOwner: change.orgId,
     type: 'user.machine.secret.set',
@@ -176,7 +173,6 @@ export async function removeMachineSecret(trx: DB, change: MachineChange, now = 
   if (!(await clearMachineSecretHash(trx, change.userId, now))) return undefined;
   return appendEvent(trx, {
     instanceId: change.instanceId,
-    aggregateType: 'user',
     aggregateId: change.userId,
     resourceOwner: change.orgId,
     type: 'user.machine.secret.removed',

@@ -35,7 +35,7 @@ function kindOf(withoutId: TriesWithoutId, alphabet = CAPITALS_AND_DIGITS) {
       },
       remove: async (_db, userId) => void rows.delete(userId),
     },
-    addedEvent: 'test.code.added',
+    addedEvent: 'user.human.email.code.added',
     defaultLink: (externalUrl) => `${externalUrl}/code`,
     mail: () => ({ subject: '', text: '', html: '' }),
   };

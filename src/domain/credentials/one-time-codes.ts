@@ -25,9 +25,13 @@ import { parseUrlTemplate, renderUrlTemplate, TemplateError } from '../../mail/t
 import { listOrgRedirectUris } from '../../store/apps.ts';
 import type { DB } from '../../store/database.ts';
 import { safeEqual, sha256 } from '../kernel/crypto.ts';
-import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
+import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { httpOrigin } from '../kernel/origin.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from '../kernel/outbox.ts';
+
+
+/** The events a new one-time code appends. */
+export type CodeAddedEvent = 'user.human.email.code.added' | 'user.human.password.code.added' | 'user.human.passwordless.initialization.code.added';
 
 /** The alphabet of codes a person types (read without regard to case: they contain no small letters). */
 export const CAPITALS_AND_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -108,7 +112,7 @@ export interface CodeKind<Row extends PendingCode, Id extends string | null, Lin
   withoutId: TriesWithoutId;
   table: CodeTable<Row, Id>;
   /** The event a new code appends. */
-  addedEvent: string;
+  addedEvent: CodeAddedEvent;
   /** The link template when the caller gave none. */
   defaultLink(externalUrl: string): Link;
   mail(user: CodeUser, code: NewCode<Id>, link: string | Link): MailContent;
@@ -185,13 +189,12 @@ export async function issueCode<Row extends PendingCode, Id extends string | nul
   }
   const details = await appendEvent(trx, {
     instanceId: user.instanceId,
-    aggregateType: 'user',
     aggregateId: user.id,
     resourceOwner: user.orgId,
     type: kind.addedEvent,
     creator: options.creator,
     payload: options.payload(code),
-  });
+  } as EventInput<CodeAddedEvent>);
   return { code, details, ...(outboxId === undefined ? {} : { outboxId }) };
 }
 

@@ -119,7 +119,6 @@ export async function addOtpFactor(ctx: OtpContext, user: OtpUser, now = new Dat
     await upsertUnverifiedOtpFactor(trx, user.id, ctx.masterKey.encrypt(secret), now);
     const details = await appendEvent(trx, {
       instanceId: ctx.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.added',
@@ -152,7 +151,6 @@ export async function verifyOtpFactor<R>(
     await markOtpFactorReady(trx, user.id, step, now);
     const details = await appendEvent(trx, {
       instanceId: ctx.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.verified',
@@ -177,7 +175,6 @@ export async function removeOtpFactor(ctx: OtpContext, user: OtpUser, usedFactor
     await deleteOtpFactor(trx, user.id);
     const details = await appendEvent(trx, {
       instanceId: ctx.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.mfa.otp.removed',

@@ -23,6 +23,7 @@ import type { DB } from '../../store/database.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { secretTry } from '../sign-in/secret-tries.ts';
 import { CAPITALS_AND_DIGITS, issueCode, tryCode, type CodeDelivery, type CodeIssuer, type CodeKind } from './one-time-codes.ts';
+import type { PasswordProof } from '../kernel/event-types.ts';
 
 export const PASSWORD_CODE_SECONDS = 3600;
 export const PASSWORD_CODE_MAX_ATTEMPTS = 5;
@@ -90,8 +91,7 @@ export async function useResetCode(trx: DB, userId: string, code: string, now = 
   return RESULTS[(await tryCode(trx, RESET_CODE, userId, { code }, now)).result];
 }
 
-/** How the caller proved the right to set the password, for the event. */
-export type PasswordProof = 'current_password' | 'reset_code' | 'administrator';
+export type { PasswordProof };
 
 /**
  * Stores the new password hash, voids any pending reset code and appends
@@ -111,7 +111,6 @@ export async function storePassword(
   await deletePasswordResetCode(trx, user.id);
   return appendEvent(trx, {
     instanceId: user.instanceId,
-    aggregateType: 'user',
     aggregateId: user.id,
     resourceOwner: user.orgId,
     type: 'user.human.password.changed',

@@ -40,7 +40,6 @@ async function writeFeatures(trx: DB, instanceId: string, changes: Partial<Recor
   }
   return appendEvent(trx, {
     instanceId,
-    aggregateType: 'instance',
     aggregateId: instanceId,
     resourceOwner: instanceId,
     type: 'instance.features.set',
@@ -76,7 +75,6 @@ export async function resetFeatures(db: DB, instanceId: string, creator?: string
     await deleteInstanceFeatures(trx, instanceId);
     return appendEvent(trx, {
       instanceId,
-      aggregateType: 'instance',
       aggregateId: instanceId,
       resourceOwner: instanceId,
       type: 'instance.features.reset',

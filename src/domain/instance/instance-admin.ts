@@ -7,6 +7,7 @@ import type { DB } from '../../store/database.ts';
 import { insertInstance, lockInstanceSetup, updateInstance, type InstanceRow } from '../../store/instances.ts';
 import { changedColumns } from '../kernel/changed-fields.ts';
 import { appendEvent } from '../kernel/events.ts';
+import type { InstanceEvents } from '../kernel/event-types.ts';
 
 /** A new instance. */
 export interface NewInstance {
@@ -23,18 +24,14 @@ export interface InstanceChanges {
   defaultOrgId?: string | undefined;
 }
 
-/** The payload of `instance.added`. */
-export type InstanceAdded = Omit<NewInstance, 'id'>;
+/** The payload of `instance.added` (kernel/event-types.ts). */
+export type InstanceAdded = InstanceEvents['instance.added'];
 
-/** The payload of `instance.changed`: the columns that changed, and their new values. */
-export interface InstanceChanged {
-  changed: string[];
-  enable_impersonation?: boolean;
-  default_org_id?: string;
-}
+/** The payload of `instance.changed` (kernel/event-types.ts). */
+export type InstanceChanged = InstanceEvents['instance.changed'];
 
 function instanceEvent(instanceId: string, creator: string, type: 'instance.added' | 'instance.changed', payload: InstanceAdded | InstanceChanged) {
-  return { instanceId, aggregateType: 'instance', aggregateId: instanceId, resourceOwner: instanceId, type, creator, payload: { ...payload } };
+  return { instanceId, aggregateId: instanceId, resourceOwner: instanceId, type, creator, payload: { ...payload } };
 }
 
 /** Holds the set-up lock until `trx` ends: set-up of one database happens one process at a time. */

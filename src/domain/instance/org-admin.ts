@@ -17,6 +17,7 @@ import { newId } from '../kernel/ids.ts';
 import { idProblem, nameProblem } from '../kernel/names.ts';
 import { Refusal } from '../kernel/refusals.ts';
 import { primaryDomainFor } from './organizations.ts';
+import type { OrgEvents } from '../kernel/event-types.ts';
 
 /** In which instance, and who: what every organization change uses. */
 export interface OrgWriter {
@@ -41,17 +42,11 @@ export interface NewOrg extends OrgValues {
   domainField?: 'name' | 'domain' | undefined;
 }
 
-/** The payload of `org.added`; `allowRegister` only when it is set. */
-export interface OrgAdded {
-  name: string;
-  domain: string;
-  allowRegister?: boolean;
-}
+/** The payload of `org.added` (kernel/event-types.ts). */
+export type OrgAdded = OrgEvents['org.added'];
 
-/** The payload of `org.changed`: the columns that changed. */
-export interface OrgChanged {
-  changed: Array<'name' | 'primary_domain' | 'allow_register'>;
-}
+/** The payload of `org.changed` (kernel/event-types.ts). */
+export type OrgChanged = OrgEvents['org.changed'];
 
 /** The id the management API has always answered invalid organization input with. */
 const INVALID = 'API-InvalidArgument';
@@ -85,7 +80,7 @@ export function prepareOrg(input: { id: string | undefined; name: string }, exte
 }
 
 function orgEvent(writer: OrgWriter, orgId: string, type: 'org.added' | 'org.changed', payload: OrgAdded | OrgChanged) {
-  return { instanceId: writer.instanceId, aggregateType: 'org', aggregateId: orgId, resourceOwner: orgId, type, creator: writer.creator, payload: { ...payload } };
+  return { instanceId: writer.instanceId, aggregateId: orgId, resourceOwner: orgId, type, creator: writer.creator, payload: { ...payload } };
 }
 
 async function checkDomainFree(trx: DB, writer: OrgWriter, domain: string, exceptOrgId: string | undefined, field: string): Promise<void> {

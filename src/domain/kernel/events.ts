@@ -1,10 +1,11 @@
 /**
- * The event log. Every change appends one event in the same transaction as the change; the event's
+ * The event log. Every change appends one event (event-types.ts) in the same transaction as the change; the event's
  * global sequence and time are what the API reports as `details` (SPEC §5), and a new sequence tells
  * every server process that its caches are stale (the change watcher in server/jobs.ts).
  */
 import type { DB } from '../../store/database.ts';
 import { countChangesAbove, insertEvent, maxChangeSequence } from '../../store/events.ts';
+import { EVENT_AGGREGATES, type EventPayloads, type EventType } from './event-types.ts';
 
 export interface ChangeDetails {
   sequence: string;
@@ -12,22 +13,21 @@ export interface ChangeDetails {
   resourceOwner: string;
 }
 
-export interface EventInput {
+/** An event to append: one of the event types (event-types.ts) with its payload; the aggregate follows from the type. */
+export type EventInput<T extends EventType = EventType> = {
   instanceId: string;
-  aggregateType: string;
   aggregateId: string;
   resourceOwner: string;
-  type: string;
+  type: T;
   creator?: string | undefined;
-  payload?: Record<string, unknown>;
   /** A record only (a token exchange): it changes no cached state, so caches are kept. */
   audit?: boolean;
-}
+} & (Record<string, never> extends EventPayloads[T] ? { payload?: EventPayloads[T] } : { payload: EventPayloads[T] });
 
-export async function appendEvent(db: DB, event: EventInput): Promise<ChangeDetails> {
+export async function appendEvent<T extends EventType>(db: DB, event: EventInput<T>): Promise<ChangeDetails> {
   const row = await insertEvent(db, {
     instance_id: event.instanceId,
-    aggregate_type: event.aggregateType,
+    aggregate_type: EVENT_AGGREGATES[event.type],
     aggregate_id: event.aggregateId,
     resource_owner: event.resourceOwner,
     event_type: event.type,

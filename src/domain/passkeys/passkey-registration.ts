@@ -94,7 +94,6 @@ export async function startPasskeyRegistration(ctx: RegistrationContext, user: P
     });
     const details = await appendEvent(trx, {
       instanceId: user.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.passwordless.token.added',
@@ -156,7 +155,6 @@ export async function finishPasskeyRegistration(ctx: RegistrationContext, user: 
       );
       const details = await appendEvent(trx, {
         instanceId: user.instanceId,
-        aggregateType: 'user',
         aggregateId: user.id,
         resourceOwner: user.orgId,
         type: 'user.human.passwordless.token.verified',

@@ -182,7 +182,6 @@ async function markCloned(ctx: PasskeySignInContext, trx: DB, row: PasskeyRow, c
   const owner = await findPasskeyUser(trx, row.instance_id, row.user_id);
   await appendEvent(trx, {
     instanceId: row.instance_id,
-    aggregateType: 'user',
     aggregateId: row.user_id,
     resourceOwner: owner?.org_id ?? '',
     type: 'user.human.passwordless.token.cloned',

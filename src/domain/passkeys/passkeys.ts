@@ -110,7 +110,6 @@ export async function removePasskey(
     await deletePasskey(trx, row.id);
     const details = await appendEvent(trx, {
       instanceId: user.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.human.passwordless.token.removed',

@@ -30,7 +30,7 @@ import type { ProjectRow } from '../../store/projects.ts';
 import type { AppRow, OidcAppType } from '../../store/schema.ts';
 import type { AppGrantType } from '../../oidc/grant-types.ts';
 import type { AccessTokenType, AuthMethod, ResponseType } from '../../oidc/vocabulary.ts';
-import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
+import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { identifierTaken } from '../kernel/identifiers.ts';
 import { newId } from '../kernel/ids.ts';
 import { Refusal } from '../kernel/refusals.ts';
@@ -38,6 +38,7 @@ import { clientIdFor, usesSecret } from './applications.ts';
 import type { Actor } from './project-admin.ts';
 import { AppKeyTaken, AppNameTaken, claimValues, ValueTaken } from './refusals.ts';
 import { normalizedPem } from '../credentials/public-keys.ts';
+import type { AppEvents } from '../kernel/event-types.ts';
 
 /** The columns of an application that its settings fill. */
 export interface AppSettings {
@@ -72,9 +73,9 @@ export interface AppKeyInput {
 const ID_TAKEN = 'APP-IdTaken';
 
 /** The event of a change of application `app` (aggregate `app`, owned by its organization). */
-function appEvent(trx: DB, actor: Actor, app: { id: string; org_id: string }, type: string, payload: Record<string, unknown>) {
-  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateType: 'app', aggregateId: app.id, resourceOwner: app.org_id };
-  return appendEvent(trx, { ...event, type, payload });
+function appEvent<T extends keyof AppEvents>(trx: DB, actor: Actor, app: { id: string; org_id: string }, type: T, payload: AppEvents[T]) {
+  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateId: app.id, resourceOwner: app.org_id };
+  return appendEvent(trx, { ...event, type, payload } as EventInput<T>);
 }
 
 /** A write that ran into a unique index (a concurrent request won the name or the id), refused as the check is. */

@@ -19,16 +19,17 @@ import {
 import type { DB } from '../../store/database.ts';
 import { undefinedRoleKeys } from '../../store/project-roles.ts';
 import type { ProjectRow } from '../../store/projects.ts';
-import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
+import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { newId } from '../kernel/ids.ts';
 import { Refusal } from '../kernel/refusals.ts';
 import type { Actor } from './project-admin.ts';
 import { UndefinedRoles } from './refusals.ts';
+import type { AuthorizationEvents } from '../kernel/event-types.ts';
 
 /** The event of a change of authorization `id` (aggregate `authorization`, owned by the project's organization). */
-function authorizationEvent(trx: DB, actor: Actor, id: string, orgId: string, type: string, payload: Record<string, unknown>) {
-  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateType: 'authorization', aggregateId: id, resourceOwner: orgId };
-  return appendEvent(trx, { ...event, type, payload });
+function authorizationEvent<T extends keyof AuthorizationEvents>(trx: DB, actor: Actor, id: string, orgId: string, type: T, payload: AuthorizationEvents[T]) {
+  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateId: id, resourceOwner: orgId };
+  return appendEvent(trx, { ...event, type, payload } as EventInput<T>);
 }
 
 /** The roles, each once; refused naming `roleKeys[i]` (the first unknown key's place) unless the project defines them all. */

@@ -20,11 +20,12 @@ import {
   type ProjectRoleRow,
 } from '../../store/project-roles.ts';
 import { deleteProject, findProjectByName, insertProject, updateProject, type ProjectRow } from '../../store/projects.ts';
-import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
+import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { newId } from '../kernel/ids.ts';
 import { creatorOf, type Principal } from '../kernel/principal.ts';
 import { Refusal } from '../kernel/refusals.ts';
 import { claimValues } from './refusals.ts';
+import type { ProjectEvents } from '../kernel/event-types.ts';
 
 /** Who changes the projects wing's objects, in which instance: every write takes this. */
 export interface Actor {
@@ -58,9 +59,9 @@ export interface NewProject extends ProjectSettings {
 type ProjectRef = Pick<ProjectRow, 'id' | 'org_id'>;
 
 /** The event of a change of `project` (aggregate `project`, owned by its organization). */
-function projectEvent(trx: DB, actor: Actor, project: ProjectRef, type: string, payload: Record<string, unknown>): Promise<ChangeDetails> {
-  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateType: 'project', aggregateId: project.id, resourceOwner: project.org_id };
-  return appendEvent(trx, { ...event, type, payload });
+function projectEvent<T extends keyof ProjectEvents>(trx: DB, actor: Actor, project: ProjectRef, type: T, payload: ProjectEvents[T]): Promise<ChangeDetails> {
+  const event = { instanceId: actor.instanceId, creator: actor.creator, aggregateId: project.id, resourceOwner: project.org_id };
+  return appendEvent(trx, { ...event, type, payload } as EventInput<T>);
 }
 
 function nameTaken(): Refusal {

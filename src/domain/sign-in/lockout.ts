@@ -52,7 +52,6 @@ export async function countFailedAttempt(
   if (user && lockedUntil && lockedUntil > now) {
     await appendEvent(db, {
       instanceId: ctx.instanceId,
-      aggregateType: 'user',
       aggregateId: user.id,
       resourceOwner: user.orgId,
       type: 'user.locked',

@@ -78,7 +78,6 @@ export async function storeSigningKey(
   await insertSigningKey(db, { id: kid, alg, public_jwk: JSON.stringify(jwk), private_key: masterKey.encrypt(pem), sign_from: signFrom });
   await appendEvent(db, {
     instanceId: 'system',
-    aggregateType: 'signing_key',
     aggregateId: kid,
     resourceOwner: 'system',
     type: 'signing_key.added',

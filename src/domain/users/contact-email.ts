@@ -43,7 +43,7 @@ export async function vouchedChange(trx: DB, user: Pick<EmailCodeUser, 'id' | 'i
 
 export async function changeContactEmail(trx: DB, user: EmailCodeUser, change: EmailChange, context: IssueContext, now = new Date()): Promise<IssuedEmailCode> {
   await setUserEmail(trx, user.id, change.address, change.verified, now);
-  const event = { instanceId: user.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, creator: context.creator, payload: { email: change.address } };
+  const event = { instanceId: user.instanceId, aggregateId: user.id, resourceOwner: user.orgId, creator: context.creator, payload: { email: change.address } };
   const changed = await appendEvent(trx, { ...event, type: 'user.human.email.changed' });
   if (!change.verified) {
     if (change.delivery === undefined) return { details: changed };

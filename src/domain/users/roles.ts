@@ -12,15 +12,13 @@ import { listUserRoles, replaceUserRoles, type UserRoleRow } from '../../store/u
 import { appendEvent } from '../kernel/events.ts';
 import { Refusal } from '../kernel/refusals.ts';
 import { userEvent, type UserWriter } from './user-admin.ts';
+import type { UserEvents } from '../kernel/event-types.ts';
 
 /** The roles that hold in one organization; the others hold in the whole instance. */
 export const ORG_ROLES: ReadonlySet<string> = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
 
-/** The payload of `user.roles.added`: the roles the user did not have yet, in `orgId`. */
-export interface RolesAdded {
-  orgId: string;
-  roles: string[];
-}
+/** The payload of `user.roles.added` (kernel/event-types.ts). */
+export type RolesAdded = UserEvents['user.roles.added'];
 
 /**
  * The roles an organization's admin gets: those named (once each), ORG_OWNER when none are; only

@@ -36,7 +36,7 @@ import { secretTry } from '../sign-in/secret-tries.ts';
 import { vouchedChange, type Voucher } from './contact-email.ts';
 import { issueEmailCode, type CodeDelivery } from '../credentials/email-codes.ts';
 import { claimIdentifiersFor, claimNewIdentifiers, IdentifierTaken } from '../kernel/identifiers.ts';
-import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
+import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { newId } from '../kernel/ids.ts';
 import {
   type EmailInput,
@@ -63,6 +63,7 @@ import { OTP_WINDOW, otpStep } from '../credentials/otp.ts';
 import { endAccessForPasswordChange, type EndedAccess, type PasswordChange } from './user-lifecycle.ts';
 import type { MasterKey } from '../kernel/crypto.ts';
 import type { LockoutContext } from '../sign-in/lockout.ts';
+import type { PayloadArgument, UserEvents, UserEventType } from '../kernel/event-types.ts';
 
 /** A user created: its id, the last event's details, the email code for `return` delivery. */
 export interface AddedUser {
@@ -161,9 +162,9 @@ export async function claimMachineName(trx: DB, writer: UserWriter, id: string, 
 /** Who writes, in which instance: what a user's events need. */
 export type UserWriter = Pick<AdminContext, 'instanceId' | 'creator'>;
 
-/** A `user` event of a change an administrator (or the user) made. */
-export function userEvent(ctx: UserWriter, user: { id: string; orgId: string }, type: string, payload: Record<string, unknown> = {}) {
-  return { instanceId: ctx.instanceId, aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload };
+/** A `user` event of a change an administrator (or the user) made; `payload` as its type has it (kernel/event-types.ts). */
+export function userEvent<T extends UserEventType>(ctx: UserWriter, user: { id: string; orgId: string }, type: T, ...payload: PayloadArgument<T>): EventInput<T> {
+  return { instanceId: ctx.instanceId, aggregateId: user.id, resourceOwner: user.orgId, type, creator: ctx.creator, payload: payload[0] ?? {} } as EventInput<T>;
 }
 
 function newRow(writer: UserWriter, orgId: string, id: string, kind: 'human' | 'machine', userName: string, now: Date): Insertable<UsersTable> {
@@ -174,26 +175,11 @@ function newRow(writer: UserWriter, orgId: string, id: string, kind: 'human' | '
   };
 }
 
-/**
- * The payload of `user.human.added`, whoever adds the human (an administrator, the bootstrap file,
- * the human itself at registration): `roles` when the bootstrap file names them, `selfRegistered`
- * for a registration.
- */
-export interface HumanAdded {
-  userName: string;
-  email: string | null;
-  phone: string | null;
-  roles?: string[];
-  selfRegistered?: true;
-}
+/** The payload of `user.human.added` (kernel/event-types.ts). */
+export type HumanAdded = UserEvents['user.human.added'];
 
-/** The payload of `user.machine.added`: `name` is its display name, `roles` and `keyIds` what the bootstrap file gave. */
-export interface MachineAdded {
-  userName: string;
-  name: string | null;
-  roles: string[];
-  keyIds: string[];
-}
+/** The payload of `user.machine.added` (kernel/event-types.ts). */
+export type MachineAdded = UserEvents['user.machine.added'];
 
 /** A new user's row: its id, its name and the columns it starts with. */
 export interface NewUserRow {
@@ -379,8 +365,8 @@ export async function changeHuman(
   if (row.kind !== 'human') throw new UserStateConflict('the user is a machine user: UpdateHumanUser changes human users');
   const user = { id: row.id, orgId: row.org_id };
   let details: ChangeDetails | undefined;
-  const append = async (type: string, payload?: Record<string, unknown>) => {
-    details = await appendEvent(trx, userEvent(ctx, user, type, payload));
+  const append = async <T extends UserEventType>(type: T, ...payload: PayloadArgument<T>) => {
+    details = await appendEvent(trx, userEvent(ctx, user, type, ...payload));
   };
 
   if (changes.userName !== undefined && changes.userName !== row.user_name) {

@@ -239,7 +239,6 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
     issueExchanged(gh, { app, issue, subject: subject.user, scopes, audience, idTokenAudience: request.audience, act, sessionId, authTime, amr, grantId, familyEnds, notAfter, shape }),
     appendEvent(gh.db, {
       instanceId: gh.instanceId,
-      aggregateType: 'user',
       aggregateId: subject.user.id,
       resourceOwner: subject.user.orgId,
       type: 'user.token.exchanged',
