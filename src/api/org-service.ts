@@ -17,7 +17,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { AddOrganizationRequest_Admin } from '../../gen/zitadel/org/v2/org_service_pb.js';
 import { addHuman, prepareHuman, type PreparedHuman } from '../domain/users/user-admin.ts';
-import { addHumanInput, mapped } from './user-v2/user-input.ts';
+import { addHumanInput } from './user-v2/user-input.ts';
 import type { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js';
 import { OrganizationState, type OrganizationSchema } from '../../gen/zitadel/org/v2/org_pb.js';
 import { OrganizationFieldName, type SearchQuery } from '../../gen/zitadel/org/v2/query_pb.js';
@@ -85,7 +85,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
     let userOrgId: string;
     let emailCode: string | undefined;
     if (human !== undefined) {
-      const added = await mapped(() => addHuman(trx, adminContext(gh, principal), orgId, human), `${field}.human.`);
+      const added = await addHuman(trx, adminContext(gh, principal), orgId, human);
       userId = added.id;
       userOrgId = orgId;
       emailCode = added.emailCode;
@@ -111,7 +111,7 @@ export function createOrganizationService(gh: Gatehouse): Partial<ServiceImpl<ty
         req.admins.map(({ userType }, index) => {
           if (userType.case !== 'human') return undefined;
           const field = `admins[${index}].human.`;
-          return mapped(() => prepareHuman(addHumanInput(userType.value, field), field));
+          return prepareHuman(addHumanInput(userType.value, field), field);
         }),
       );
       const result = await gh.db.transaction().execute(async (trx) => {

@@ -31,7 +31,7 @@ import type { SendEmailVerificationCode } from '../../gen/zitadel/user/v3alpha/c
 import { UserService } from '../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { isValidEmail } from '../domain/users/email-address.ts';
-import { issueEmailCode, MailLimitReached, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/credentials/email-codes.ts';
+import { issueEmailCode, verifyEmailCodeWithDetails, type CodeDelivery, type EmailCodeUser } from '../domain/credentials/email-codes.ts';
 import { changeContactEmail, vouchedChange, type EmailChange } from '../domain/users/contact-email.ts';
 import type { ChangeDetails } from '../domain/kernel/events.ts';
 import { accessTo, type UserAccess } from '../domain/users/permissions.ts';
@@ -168,13 +168,9 @@ function permissionDenied() {
   return apiError(Code.PermissionDenied, 'USER-Permission', 'no permission for this user');
 }
 
-/** The domain's refusals of a code (template, mail limits) as API errors; anything else as is. */
+/** A link template the domain refused (it leads elsewhere than code mails may) as an API error; anything else as is. */
 function asIssueError(error: unknown): unknown {
-  if (error instanceof TemplateError) return apiError(Code.InvalidArgument, 'EMAIL-Template', error.message);
-  if (error instanceof MailLimitReached) {
-    return apiError(Code.ResourceExhausted, 'EMAIL-TooManyMails', error.message, { 'retry-after': String(error.retryAfterSeconds) });
-  }
-  return error;
+  return error instanceof TemplateError ? apiError(Code.InvalidArgument, 'EMAIL-Template', error.message) : error;
 }
 
 function toDetails(details: ChangeDetails): MessageInitShape<typeof DetailsSchema> {

@@ -5,7 +5,6 @@
  */
 import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
 import { Refusal } from '../domain/kernel/refusals.ts';
-import { UserExists, UserInputError, UserStateConflict } from '../domain/users/user-rules.ts';
 import type { DB } from '../store/database.ts';
 import { BootstrapError } from './errors.ts';
 
@@ -53,16 +52,12 @@ export async function refusedAt<T>(
   try {
     return await work();
   } catch (error) {
-    if (!isRefusal(error)) throw error;
+    if (!(error instanceof Refusal)) throw error;
     const where = at(error);
     conflict(ctx, where?.path ?? path, where?.message ?? error.message);
   }
 }
 
-/** The wings' refusals: Refusal, and the users wing's own (user-rules.ts). */
-function isRefusal(error: unknown): error is Error {
-  return error instanceof Refusal || error instanceof UserInputError || error instanceof UserExists || error instanceof UserStateConflict;
-}
 
 /** A value of the namespace of token names that is taken (domain/kernel/identifiers.ts), in the file's words. */
 export function takenMessage(value: string): string {

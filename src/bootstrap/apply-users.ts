@@ -38,7 +38,7 @@ async function findUser(ctx: ApplyContext, orgId: string, spec: HumanSpec | Mach
 /** Where in the file a refusal of the users wing belongs, and what the file's operator is told. */
 function userConflict(spec: HumanSpec | MachineSpec, id: string) {
   return (refusal: Error): { path: string; message?: string } | undefined => {
-    if (refusal instanceof MachineNameTaken) return { path: `${spec.path}.userName` };
+    if (refusal instanceof MachineNameTaken) return { path: `${spec.path}.userName`, message: refusal.reason };
     if (refusal instanceof UserExists && refusal.field === 'userId') return { path: `${spec.path}.id`, message: takenMessage(id) };
     if (refusal instanceof UserExists && refusal.field === 'username') return { path: `${spec.path}.userName`, message: takenMessage(spec.userName) };
     if (refusal instanceof MachineKeyTaken) {

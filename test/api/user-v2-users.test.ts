@@ -365,6 +365,11 @@ describe('bad input: InvalidArgument naming the field, nothing stored', () => {
     expect(await failure(users.createUser({ organizationId: MGMT.org, userType: { case: 'machine', value: { name: '' } } }, as('iamAdmin')))).toMatchObject({ code: Code.InvalidArgument, message: 'machine.name must not be empty' });
     expect(await failure(users.createUser({ organizationId: MGMT.org, userType: { case: 'machine', value: { name: 'ok', description: 'd'.repeat(501) } } }, as('iamAdmin')))).toMatchObject({ code: Code.InvalidArgument, message: 'machine.description must be at most 500 characters' });
     expect(await failure(users.createUser({ organizationId: MGMT.org }, as('iamAdmin')))).toMatchObject({ code: Code.InvalidArgument, message: 'human or machine is required' });
+    const foreignLink = { email: 'ok@example.com', verification: { case: 'sendCode' as const, value: { urlTemplate: 'https://evil.test/{{.Code}}' } } };
+    const linked = { organizationId: MGMT.org, userType: { case: 'human' as const, value: { profile: { givenName: 'G', familyName: 'F' }, email: foreignLink } } };
+    const before = await countUsers();
+    expect(await failure(users.createUser(linked, as('iamAdmin')))).toMatchObject({ code: Code.InvalidArgument, message: expect.stringMatching(/^human\.email\.sendCode\.urlTemplate is invalid: url template must lead to this server/) });
+    expect(await countUsers()).toBe(before);
   });
 
   it('REST: wrong JSON types, unknown enum names and huge bodies are 4xx, never 500', async () => {

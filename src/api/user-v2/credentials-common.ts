@@ -1,6 +1,5 @@
 /** What the zitadel.user.v2 credential calls share: the kind of user a call needs, and its refusals. */
 import { Code, type ConnectError } from '@connectrpc/connect';
-import { MailLimitReached } from '../../domain/credentials/email-codes.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
 import type { EmailCodeUser } from '../../domain/credentials/email-codes.ts';
 import { mayAddCredential } from '../../domain/credentials/fresh-sign-in.ts';
@@ -59,13 +58,9 @@ export function checkUrlTemplate(template: string | undefined, field: string): v
   }
 }
 
-/** The domain's refusals of a code mail (link target, mail limits) as API errors; anything else as is. */
+/** A link template the domain refused (it leads elsewhere than code mails may) as an error of `templateField`; anything else as is. */
 export function codeMailError(error: unknown, templateField: string): unknown {
-  if (error instanceof TemplateError) return fieldError(templateField, error.message);
-  if (error instanceof MailLimitReached) {
-    return apiError(Code.ResourceExhausted, 'USER-TooManyMails', error.message, { 'retry-after': String(error.retryAfterSeconds) });
-  }
-  return error;
+  return error instanceof TemplateError ? fieldError(templateField, error.message) : error;
 }
 
 /** Too many wrong passwords or codes: the user is locked (SPEC §7). */

@@ -1,6 +1,5 @@
 /**
- * The request messages of the user calls as the domain's inputs (domain/user-admin.ts), and the
- * domain's refusals as API errors, in one place. Field paths in messages are the request's JSON
+ * The request messages of the user calls as the domain's inputs (domain/users/user-admin.ts). Field paths in messages are the request's JSON
  * names (`profile.givenName`, `human.email.email`).
  *
  * Decisions where Gatehouse differs from ZITADEL:
@@ -15,11 +14,9 @@ import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
 import type { SetHumanPhone } from '../../../gen/zitadel/user/v2/phone_pb.js';
 import { Gender, type SetHumanProfile } from '../../../gen/zitadel/user/v2/user_pb.js';
 import type { AddHumanUserRequest } from '../../../gen/zitadel/user/v2/user_service_pb.js';
-import { MailLimitReached } from '../../domain/credentials/email-codes.ts';
 import type { ProfilePatch } from '../../domain/users/user-admin.ts';
-import { UserExists, UserInputError, UserStateConflict, type EmailInput, type Gender as StoredGender, type NewHuman, type PhoneInput } from '../../domain/users/user-rules.ts';
+import { type EmailInput, type Gender as StoredGender, type NewHuman, type PhoneInput } from '../../domain/users/user-rules.ts';
 import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
-import { isUniqueViolation } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
 
 export function invalidField(field: string, problem: string): ConnectError {
@@ -57,9 +54,9 @@ export function emailInput(email: SetHumanEmail | undefined, field: string): Ema
   const how = email.verification;
   switch (how.case) {
     case 'isVerified':
-      return { address: email.email, verification: how.value ? { kind: 'verified' } : { kind: 'send' } };
+      return { address: email.email, verification: how.value ? { kind: 'verified' } : { kind: 'send' }, field };
     case 'returnCode':
-      return { address: email.email, verification: { kind: 'return' } };
+      return { address: email.email, verification: { kind: 'return' }, field };
     case 'sendCode': {
       const urlTemplate = how.value.urlTemplate;
       if (urlTemplate !== undefined) {
@@ -70,10 +67,10 @@ export function emailInput(email: SetHumanEmail | undefined, field: string): Ema
           throw error;
         }
       }
-      return { address: email.email, verification: { kind: 'send', urlTemplate } };
+      return { address: email.email, verification: { kind: 'send', urlTemplate }, field };
     }
     case undefined:
-      return { address: email.email, verification: { kind: 'send' } };
+      return { address: email.email, verification: { kind: 'send' }, field };
   }
 }
 
@@ -92,33 +89,6 @@ export function passwordInput(password: Password, field: string): string {
   if (password.changeRequired) throw invalidField(`${field}.changeRequired`, 'is not supported: Gatehouse has no forced password change at sign-in');
   if (password.password === '') throw invalidField(`${field}.password`, 'is required');
   return password.password;
-}
-
-/**
- * The domain's refusals as API errors (their fields are full request paths already); `prefix` is
- * where the email sits in the request ('human.' for CreateUser), for a link the domain refused.
- * Anything else passes as it is (the error interceptor makes it a static Internal).
- */
-export function userApiError(error: unknown, prefix = ''): unknown {
-  if (error instanceof UserInputError) return invalidField(error.field, error.problem);
-  if (error instanceof UserExists) return apiError(Code.AlreadyExists, 'USER-AlreadyExists', `${error.field}: ${error.message}`);
-  if (error instanceof UserStateConflict) return apiError(Code.FailedPrecondition, 'USER-State', error.message);
-  if (error instanceof TemplateError) return invalidField(`${prefix}email.sendCode.urlTemplate`, `is invalid: ${error.message}`);
-  if (error instanceof MailLimitReached) {
-    return apiError(Code.ResourceExhausted, 'EMAIL-TooManyMails', error.message, { 'retry-after': String(error.retryAfterSeconds) });
-  }
-  // A concurrent call took the name (or the id) between the check and the insert.
-  if (isUniqueViolation(error)) return apiError(Code.AlreadyExists, 'USER-AlreadyExists', 'username: a user with this user name or id already exists');
-  return error;
-}
-
-/** Runs `work`, turning the domain's refusals into API errors. */
-export async function mapped<T>(work: () => Promise<T>, prefix = ''): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw userApiError(error, prefix);
-  }
 }
 
 /** What AddHumanUser asks for (also an organization's new admin, SPEC §12); `field` prefixes field names in errors. */

@@ -44,7 +44,7 @@ import { apiError } from '../errors.ts';
 import { adminContext, listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
 import { targetUser, userNotFound, type TargetUser } from './target.ts';
-import { addHumanInput, emailInput, invalidField, mapped, passwordInput, phoneInput, profileInput } from './user-input.ts';
+import { addHumanInput, emailInput, invalidField, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
 
@@ -71,12 +71,10 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
 
   async function lifecycle(ctx: HandlerContext, userId: string, action: LifecycleAction | 'delete') {
     const principal = requirePrincipal(ctx);
-    const result = await mapped(() =>
-      gh.db.transaction().execute(async (trx) => {
-        const target = await targetUser(trx, gh.instanceId, principal, userId, { allowSelf: false });
-        return action === 'delete' ? removeUser(trx, admin(principal), target.row.id) : changeLifecycle(trx, admin(principal), target.row.id, action);
-      }),
-    );
+    const result = await gh.db.transaction().execute(async (trx) => {
+      const target = await targetUser(trx, gh.instanceId, principal, userId, { allowSelf: false });
+      return action === 'delete' ? removeUser(trx, admin(principal), target.row.id) : changeLifecycle(trx, admin(principal), target.row.id, action);
+    });
     afterCommit(result.ended);
     return { details: changeDetails(result.details) };
   }
@@ -112,8 +110,8 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
       const orgId = await creationOrg(gh.db, principal, managed, req.organization?.org ?? { case: undefined });
-      const prepared = await mapped(() => prepareHuman(addHumanInput(req)));
-      const added = await mapped(() => gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared)));
+      const prepared = await prepareHuman(addHumanInput(req));
+      const added = await gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared));
       gh.directory.clear();
       return { userId: added.id, details: changeDetails(added.details, added.createdAt), ...(added.emailCode !== undefined ? { emailCode: added.emailCode } : {}) };
     },
@@ -136,12 +134,12 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
           password: human.passwordType.case === 'password' ? passwordInput(human.passwordType.value, 'human.password') : undefined,
           totpSecret: human.totpSecret,
         };
-        const prepared = await mapped(() => prepareHuman(input, 'human.'));
-        added = await mapped(() => gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared)), 'human.');
+        const prepared = await prepareHuman(input, 'human.');
+        added = await gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared));
       } else {
         const machine = type.value;
-        const prepared = await mapped(async () => prepareMachine({ id: req.userId, userName: req.username, name: machine.name, description: machine.description }));
-        added = await mapped(() => gh.db.transaction().execute((trx) => addMachine(trx, admin(principal), orgId, prepared)));
+        const prepared = prepareMachine({ id: req.userId, userName: req.username, name: machine.name, description: machine.description });
+        added = await gh.db.transaction().execute((trx) => addMachine(trx, admin(principal), orgId, prepared));
       }
       gh.directory.clear();
       return { id: added.id, creationDate: timestampFromDate(added.createdAt), ...(added.emailCode !== undefined ? { emailCode: added.emailCode } : {}) };
@@ -169,11 +167,11 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
       const principal = requirePrincipal(ctx);
       const target = await targetUser(gh.db, gh.instanceId, principal, req.userId, { allowSelf: true });
       if (target.row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-NotHuman', 'the user is a machine user: UpdateHumanUser changes human users');
-      const prepared = await mapped(async () => prepareHumanChanges(await humanChanges(req, target)));
+      const prepared = await prepareHumanChanges(await humanChanges(req, target));
       const self = target.access === 'self';
       // a user proves its own new password with the current one (proveSelf); anyone else sets it outright
       const passwordChange = passwordChangeBy({ self, provedWithCurrentPassword: self, actorId: principal.actorId, sessionId: principal.sessionId }, gh.config.lifetimes);
-      const changed = await mapped(() => gh.db.transaction().execute((trx) => changeHuman(trx, admin(principal), target.row.id, prepared, { self, passwordChange })));
+      const changed = await gh.db.transaction().execute((trx) => changeHuman(trx, admin(principal), target.row.id, prepared, { self, passwordChange }));
       afterCommit(changed.ended);
       return {
         details: changed.details === undefined ? rowDetails(target.row, target.row.org_id) : changeDetails(changed.details),

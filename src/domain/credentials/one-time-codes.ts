@@ -27,6 +27,7 @@ import type { DB } from '../../store/database.ts';
 import { safeEqual, sha256 } from '../kernel/crypto.ts';
 import { appendEvent, type ChangeDetails, type EventInput } from '../kernel/events.ts';
 import { httpOrigin } from '../kernel/origin.ts';
+import { Refusal } from '../kernel/refusals.ts';
 import { enqueueMail, lockRecipient, mailLimitReached, type MailCount } from '../kernel/outbox.ts';
 
 
@@ -298,17 +299,20 @@ export const CODE_MAILS_PER_USER = { limit: 5, windowSeconds: 3600 } as const;
 export const CODE_MAILS_PER_RECIPIENT = { limit: 3, windowSeconds: 600 } as const;
 
 /** A code mail over a limit: nothing was changed, the pending code stays valid. */
-export class MailLimitReached extends Error {
+export class MailLimitReached extends Refusal {
   override name = 'MailLimitReached';
   /** Which limit: mails about this user, or mails to this address. */
   readonly scope: 'user' | 'recipient';
-  readonly retryAfterSeconds: number;
+  override readonly retryAfterSeconds: number;
   constructor(scope: 'user' | 'recipient', retryAfterSeconds: number) {
     const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
     // One wording for both limits: telling which one was reached would tell a caller that someone
     // else had mail sent to an address lately (the per-recipient count spans every user).
     super(
+      'exhausted',
+      'EMAIL-TooManyMails',
       `too many code mails (at most ${CODE_MAILS_PER_USER.limit} an hour for a user, ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes to an address): try again in ${minutes} minute(s)`,
+      { retryAfterSeconds },
     );
     this.scope = scope;
     this.retryAfterSeconds = retryAfterSeconds;

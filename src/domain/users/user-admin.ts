@@ -17,6 +17,7 @@
  * Passwords are hashed before the transaction (prepare*), never inside it.
  */
 import type { Insertable } from 'kysely';
+import { TemplateError } from '../../mail/template.ts';
 import type { DB } from '../../store/database.ts';
 import { deleteEmailCode } from '../../store/email-codes.ts';
 import { markOtpFactorReady, upsertUnverifiedOtpFactor } from '../../store/otp-factors.ts';
@@ -26,6 +27,7 @@ import {
   findUserById,
   findUserForUpdate,
   insertUser,
+  isUniqueViolation,
   setUserEmail,
   updateUser,
   userNameTakenByOther,
@@ -46,6 +48,7 @@ import {
   type PhoneInput,
   type UserColumns,
   UserExists,
+  UserInputError,
   UserStateConflict,
   check,
   checkEmail,
@@ -118,7 +121,7 @@ export async function prepareHuman(input: NewHuman, prefix = ''): Promise<Prepar
   if (input.password !== undefined) checkPassword(`${prefix}password.password`, input.password);
   // Slow (argon2id): before the transaction.
   if (input.password !== undefined) columns.password_hash = await hashSecret(input.password);
-  return { id, userName, columns, email: { address, verification: input.email.verification }, totpSecret };
+  return { id, userName, columns, email: { ...input.email, address }, totpSecret };
 }
 
 /** Checks a new machine user. */
@@ -156,6 +159,13 @@ async function claimUserId(trx: DB, writer: UserWriter, id: string, now: Date): 
 export async function claimMachineName(trx: DB, writer: UserWriter, id: string, userName: string, now = new Date()): Promise<void> {
   await claimIdentifiersFor(trx, writer.instanceId, { type: 'user', id }, [userName], now).catch((error: unknown) => {
     throw error instanceof IdentifierTaken ? new UserExists('username', MACHINE_NAME_TAKEN) : error;
+  });
+}
+
+/** Inserts a new user's row: a concurrent insert that took its name in the organization first refuses it. */
+async function insertNewUser(trx: DB, row: Parameters<typeof insertUser>[1]): Promise<void> {
+  await insertUser(trx, row).catch((error: unknown) => {
+    throw isUniqueViolation(error) ? new UserExists('username', 'a user with this user name or id already exists') : error;
   });
 }
 
@@ -202,7 +212,7 @@ export async function storeNewHuman(
 ): Promise<ChangeDetails> {
   const { id, userName, columns } = human;
   await claimUserId(trx, writer, id, now);
-  await insertUser(trx, { ...newRow(writer, orgId, id, 'human', userName, now), ...columns });
+  await insertNewUser(trx, { ...newRow(writer, orgId, id, 'human', userName, now), ...columns });
   const payload: HumanAdded = { userName, email: columns.email ?? null, phone: columns.phone ?? null, ...extra };
   return appendEvent(trx, userEvent(writer, { id, orgId }, 'user.human.added', { ...payload }));
 }
@@ -222,7 +232,7 @@ export async function storeNewMachine(
   const { id, userName, columns } = machine;
   await claimUserId(trx, writer, id, now);
   await claimMachineName(trx, writer, id, userName, now);
-  await insertUser(trx, { ...newRow(writer, orgId, id, 'machine', userName, now), ...columns });
+  await insertNewUser(trx, { ...newRow(writer, orgId, id, 'machine', userName, now), ...columns });
   const payload: MachineAdded = { userName, name: columns.display_name ?? null, ...given };
   return appendEvent(trx, userEvent(writer, { id, orgId }, 'user.machine.added', { ...payload }));
 }
@@ -284,7 +294,10 @@ async function emailVerification(
   } else {
     delivery = email.verification.kind === 'return' ? { kind: 'return' } : { kind: 'send', urlTemplate: email.verification.urlTemplate };
   }
-  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.externalUrl, creator: ctx.creator, voucher: ctx.voucher });
+  const issued = await issueEmailCode(trx, recipient, delivery, { externalUrl: ctx.externalUrl, creator: ctx.creator, voucher: ctx.voucher }).catch((error: unknown) => {
+    // the syntax was checked with the request: what is refused here is where the link leads
+    throw error instanceof TemplateError ? new UserInputError(`${email.field ?? 'email'}.sendCode.urlTemplate`, `is invalid: ${error.message}`) : error;
+  });
   return { details: issued.details, ...(issued.code !== undefined ? { code: issued.code } : {}) };
 }
 

@@ -11,32 +11,38 @@ import type { UsersTable } from '../../store/schema.ts';
 import { MAX_EMAIL_LENGTH, isValidEmail } from './email-address.ts';
 import { nameProblem } from '../kernel/names.ts';
 import { passwordPolicyProblem } from '../credentials/password-policy.ts';
+import { Refusal } from '../kernel/refusals.ts';
 
 /** A value the rules refuse; `field` is the request's field path (`profile.givenName`). */
-export class UserInputError extends Error {
+export class UserInputError extends Refusal {
   override name = 'UserInputError';
-  readonly field: string;
+  override readonly field: string;
   readonly problem: string;
   constructor(field: string, problem: string) {
-    super(`${field} ${problem}`);
+    super('invalid', 'USER-Invalid', `${field} ${problem}`);
     this.field = field;
     this.problem = problem;
   }
 }
 
-/** A user name or id another user has. */
-export class UserExists extends Error {
+/** A user name or id another user has; the message names the field, `reason` is the rest. */
+export class UserExists extends Refusal {
   override name = 'UserExists';
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
+  override readonly field: string;
+  readonly reason: string;
+  constructor(field: string, reason: string) {
+    super('exists', 'USER-AlreadyExists', reason, { field });
     this.field = field;
+    this.reason = reason;
   }
 }
 
 /** A lifecycle change the user's state does not allow (FailedPrecondition). */
-export class UserStateConflict extends Error {
+export class UserStateConflict extends Refusal {
   override name = 'UserStateConflict';
+  constructor(message: string) {
+    super('conflict', 'USER-State', message);
+  }
 }
 
 export type Gender = 'female' | 'male' | 'diverse';
@@ -57,6 +63,8 @@ export type EmailVerification = { kind: 'verified' } | { kind: 'return' } | { ki
 export interface EmailInput {
   address: string;
   verification: EmailVerification;
+  /** Where the email sits in the request (`email`, `human.email`): a refused link template is named under it. */
+  field?: string | undefined;
 }
 
 export interface PhoneInput {
