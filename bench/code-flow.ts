@@ -48,7 +48,7 @@ export function expectRedirect(reply: Reply, step: string): string {
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
-/** One flow's browser: it keeps every cookie it is given (the sign-in renews it, SPEC 10.7) and sends them back. */
+/** One flow's browser: it keeps every cookie it is given (the sign-in renews it, docs/security.md 10.7) and sends them back. */
 export class Browser {
   private readonly jar = new Map<string, string>();
 

@@ -1,8 +1,9 @@
 /**
- * The passkey sign-in of the bench's code flow (SPEC §11), as the login UI's script does it: the
- * username-less form of the login name page asks for a challenge, the authenticator signs it, and
- * the form posts the assertion, which the server answers with the callback. The suites' software
- * authenticator (test/support/webauthn.ts) stands in for the browser's.
+ * The passkey sign-in of the bench's code flow (docs/passkeys.md#signing-in-with-a-passkey), as the
+ * login UI's script does it: the username-less form of the login name page asks for a challenge, the
+ * authenticator signs it, and the form posts the assertion, which the server answers with the
+ * callback. The suites' software authenticator (test/support/webauthn.ts) stands in for the
+ * browser's.
  *
  * The server refuses an assertion whose counter does not go up, so flows that run at the same time
  * must not share a credential: each worker has an authenticator of its own, with one passkey of the

@@ -33,7 +33,7 @@ const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const baseUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
 const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], 'i') : undefined;
-/** The JWT profile grant's rows, each printed as a share of client_credentials' JWT rate (issue 11: at least 80%). */
+/** The JWT profile grant's rows, each printed as a share of client_credentials' JWT rate (at least 80%: docs/performance.md#the-aims). */
 const PROFILE_RS256 = 'JWT profile grant (RS256 JWT)';
 const PROFILE_ES256 = 'JWT profile, ES256 assertion';
 const CLIENT_CREDENTIALS_JWT = 'client_credentials (RS256 JWT)';
@@ -244,9 +244,9 @@ async function main(): Promise<void> {
       await load(CLIENT_CREDENTIALS_JWT, { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody }, server.pid),
       await load('client_credentials (opaque)', { url: `${url}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: ccBody }, server.pid),
     );
-    // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, SPEC 10.9). With `openid`
-    // the grant also signs an ID token, which client_credentials never does; without it the two
-    // grants issue the same access token, so those rows compare like with like. The RS256
+    // RFC 7523 §2.1: a fresh assertion per request (each is accepted once, docs/security.md 10.9).
+    // With `openid` the grant also signs an ID token, which client_credentials never does; without it
+    // the two grants issue the same access token, so those rows compare like with like. The RS256
     // assertions are signed before the load starts, as many as the run can use (an RSA signature
     // here would cost the load generator's core as much as the server's token); ES256 ones are cheap
     // to sign and are made as the requests go out.
@@ -316,12 +316,14 @@ async function main(): Promise<void> {
     if (passwordFlows) await measureFlows(flowOptions, () => alice, 4, 2); // warm-up
     const flow = passwordFlows ? await measureFlows(flowOptions, () => alice, 8, seconds) : skipped;
     const flowRss = peakRssMiB(server.pid);
-    // The identity API with a user's token (scope openid and the API scope, so `aud` has the API: SPEC 10.5).
+    // The identity API with a user's token (scope openid and the API scope, so `aud` has the API:
+    // docs/security.md 10.5).
     const userToken = await codeFlow({ ...flowOptions, scope }, alice);
     const exchangeSubject = await codeFlow({ ...flowOptions, scope: 'openid profile' }, alice);
     const bearer = { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' };
     const aliceId = JSON.parse(Buffer.from(userToken.split('.')[1]!, 'base64url').toString()).sub as string;
-    // returnCode is an administrator's (SPEC 10.1): the IAM_OWNER machine user asks for alice's code.
+    // returnCode is an administrator's (docs/security.md 10.1): the IAM_OWNER machine user asks for
+    // alice's code.
     const ownerToken = await fetch(`${url}/oauth/v2/token`, { method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: ccBody })
       .then(async (response) => ((await response.json()) as { access_token: string }).access_token);
     const owner = { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' };

@@ -1,5 +1,5 @@
 /**
- * The `gatehouse` CLI (SPEC §9): start, migrate, bootstrap FILE, keys rotate,
+ * The `gatehouse` CLI (README.md#cli): start, migrate, bootstrap FILE, keys rotate,
  * machine-key create --user NAME [--out FILE], features set NAME on|off.
  */
 import fs from 'node:fs';
@@ -23,7 +23,7 @@ const USAGE = `usage: gatehouse <command>
   machine-key create --user NAME [--out FILE]  create a key for a machine user (ZITADEL key file JSON)
   features set NAME on|off                   switch an instance feature (oidcTokenExchange)
 
-Configuration comes from the environment: see README.md.`;
+Configuration comes from the environment: see docs/configuration.md.`;
 
 class UsageError extends Error {}
 

@@ -18,8 +18,8 @@ export interface Gatehouse {
   directory: Directory;
   tokens: Tokens;
   metrics: Metrics;
-  /** Failed sign-ins and client authentications per client address (SPEC 10.11). */
+  /** Failed sign-ins and client authentications per client address (docs/security.md 10.11). */
   throttle: FailureThrottle;
-  /** The one instance of this deployment (SPEC §5). */
+  /** The one instance of this deployment (docs/management-api.md#the-identity-model). */
   instanceId: string;
 }

@@ -1,7 +1,7 @@
 /**
- * zitadel.app.v2beta.AppService (SPEC §5, §12): the applications of projects — OIDC clients and API
- * resource servers — and their keys. IAM_OWNER manages every application, ORG_OWNER those of its
- * organizations' projects (api/management/access.ts). Writes: app/writes.ts; reads and lists:
+ * zitadel.app.v2beta.AppService (docs/management-api.md): the applications of projects — OIDC clients
+ * and API resource servers — and their keys. IAM_OWNER manages every application, ORG_OWNER those of
+ * its organizations' projects (api/management/access.ts). Writes: app/writes.ts; reads and lists:
  * app/reads.ts; keys: app/keys.ts; ZITADEL's settings and Gatehouse's rules: app/settings.ts and
  * domain/applications.ts.
  */

@@ -1,13 +1,15 @@
 /**
- * zitadel.auth.v1.AuthService: the caller's own authenticator-app factor (SPEC §3, seed 4.1).
- * Every call acts on the authenticated user ("me"); the scope `openid` and the API audience are
- * checked by the auth interceptor. Machine users have no second factor (FailedPrecondition).
+ * zitadel.auth.v1.AuthService: the caller's own authenticator-app factor
+ * (docs/endpoints.md#authservice-the-authenticator-app). Every call acts on the authenticated user
+ * ("me"); the scope `openid` and the API audience are checked by the auth interceptor. Machine users
+ * have no second factor (FailedPrecondition).
  *
  * - A wrong verification code counts towards the user's lockout exactly like a wrong password in
- *   the login UI; a right one resets nothing (SPEC 10.3: only a complete sign-in or an
+ *   the login UI; a right one resets nothing (docs/security.md 10.3: only a complete sign-in or an
  *   administrator's unlock does), so codes tried here cannot wipe failures counted at the login.
- * - Removing a ready factor needs a token from a sign-in that used it (SPEC 10.4). A token someone
- *   acts with (RFC 8693 `act`) never qualifies: its `amr` may be the actor's sign-in, not the user's.
+ * - Removing a ready factor needs a token from a sign-in that used it (docs/security.md 10.4). A
+ *   token someone acts with (RFC 8693 `act`) never qualifies: its `amr` may be the actor's sign-in,
+ *   not the user's.
  * - Setting one up (add and verify) needs a sign-in of the user's own within the last 10 minutes
  *   that used every factor it has (domain/fresh-sign-in.ts).
  */
@@ -86,12 +88,12 @@ export function createAuthService(gh: Gatehouse): ServiceImpl<typeof AuthService
   };
 }
 
-/** SPEC 10.4: the token comes from the user's own sign-in, and that sign-in used the authenticator app. */
+/** docs/security.md 10.4: the token comes from the user's own sign-in, and that sign-in used the authenticator app. */
 function signedInWithOtp(principal: Principal): boolean {
   return principal.actorId === undefined && (principal.amr ?? []).includes(OTP_AMR);
 }
 
-/** Too many wrong codes or passwords: the user is locked (SPEC §7), so no code is checked. */
+/** Too many wrong codes or passwords: the user is locked (docs/decisions.md#login-names-and-lockout), so no code is checked. */
 function lockedError(until: Date, now: Date): ConnectError {
   const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
   return apiError(Code.ResourceExhausted, 'AUTH-OTP-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);

@@ -1,5 +1,6 @@
 /**
- * zitadel.authorization.v2beta.AuthorizationService (SPEC §12): roles of a project given to a user.
+ * zitadel.authorization.v2beta.AuthorizationService (docs/management-api.md): roles of a project
+ * given to a user.
  *
  * - IAM_OWNER manages every authorization; ORG_OWNER those on projects of its organizations, for
  *   users of organizations it manages (an organization's owner does not hand its project's roles

@@ -37,7 +37,7 @@ export function publicError(cause: unknown): ConnectError {
     ], cause);
   }
   if (cause instanceof HashingBusy) {
-    // SPEC 10.11: a full hashing queue is 503 with Retry-After (REST forwards the header).
+    // docs/security.md 10.11: a full hashing queue is 503 with Retry-After (REST forwards the header).
     const message = 'the server is busy; try again shortly';
     return new ConnectError(message, Code.Unavailable, { 'retry-after': String(cause.retryAfterSeconds) }, [
       { desc: ErrorDetailSchema, value: { id: 'API-Busy', message } },

@@ -1,6 +1,6 @@
 /**
- * zitadel.feature.v2.FeatureService: the instance features (SPEC §3). Every call needs the
- * IAM_OWNER role (scopes are checked by the auth interceptor).
+ * zitadel.feature.v2.FeatureService: the instance features (docs/endpoints.md#featureservice). Every
+ * call needs the IAM_OWNER role (scopes are checked by the auth interceptor).
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';

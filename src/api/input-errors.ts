@@ -1,7 +1,7 @@
 /**
  * What a client sees when connect-es or protobuf-es refuse its input before any interceptor runs
  * (JSON and binary decoding, size limits, decompression, envelopes, protocol headers): one table from
- * the library's code and wording to a code and a fixed message of ours (SPEC §4, STYLE §4). The
+ * the library's code and wording to a code and a fixed message of ours (docs/errors.md#the-api). The
  * library's messages quote the client's bytes, name options (readMaxBytes) and sometimes use
  * Internal for what is the client's fault; none of that reaches a client.
  *
@@ -90,7 +90,7 @@ export const INPUT_ERROR_RULES: readonly InputErrorRule[] = [
     message: 'request message could not be decompressed',
   },
   {
-    // grpc-go answers Internal here as well; SPEC §4 keeps bad input out of the server error codes.
+    // grpc-go answers Internal here as well; bad input never gets a server error code (docs/errors.md).
     from: [Code.Internal],
     pattern: /^received compressed envelope, but do not know how to decompress$/,
     code: Code.InvalidArgument,
@@ -143,11 +143,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * The router's JSON read options.
  *
  * Unknown fields are ignored, as connect-go and ZITADEL's gateway do (protojson `DiscardUnknown`):
- * a client built against newer ZITADEL protos must keep working (interop issue 10). This replaces
- * the earlier choice of InvalidArgument, which guarded against a misspelt feature flag looking set;
- * the answer of SetInstanceFeatures and GetInstanceFeatures shows what is set. Like protojson's
- * option, protobuf-es's also ignores unknown enum names (no request message has an enum field yet);
- * the REST transcoder drops unknown keys itself and keeps refusing those (request.ts).
+ * a client built against newer ZITADEL protos must keep working (docs/decisions.md#json-input). This
+ * replaces the earlier choice of InvalidArgument, which guarded against a misspelt feature flag
+ * looking set; the answer of SetInstanceFeatures and GetInstanceFeatures shows what is set. Like
+ * protojson's option, protobuf-es's also ignores unknown enum names (no request message has an enum
+ * field yet); the REST transcoder drops unknown keys itself and keeps refusing those (request.ts).
  *
  * A JSON request message must be UTF-8 (RFC 8259 §8.1): connect-es decodes it with a lenient
  * TextDecoder by default (invalid bytes become U+FFFD, which protobuf-es's messages then quote). Its

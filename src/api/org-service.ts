@@ -1,15 +1,16 @@
 /**
- * zitadel.org.v2.OrganizationService (SPEC §12): AddOrganization and ListOrganizations.
+ * zitadel.org.v2.OrganizationService (docs/management-api.md): AddOrganization and ListOrganizations.
  *
  * - Adding an organization is for IAM_OWNER; listing for IAM_OWNER (every organization) and
  *   ORG_OWNER (its own), PermissionDenied for anyone else.
  * - Names are unique in the instance (case-insensitively), and so are primary domains, derived
  *   from the name (domain/instance/org-admin.ts, the one writer of organizations); a taken one is
  *   AlreadyExists. `org_id` lets the caller choose the id.
- * - Admins are optional (SPEC §12). An admin named by `user_id` (a user of any organization of
- *   the instance), or a new human created in the organization by AddHumanUser's rules, gets the
- *   listed organization roles (ORG_OWNER when none are listed) in the new organization; a new
- *   admin's email code comes back in `createdAdmins` when the request asked for it (`returnCode`).
+ * - Admins are optional (docs/decisions.md#organizations). An admin named by `user_id` (a user of any
+ *   organization of the instance), or a new human created in the organization by AddHumanUser's
+ *   rules, gets the listed organization roles (ORG_OWNER when none are listed) in the new
+ *   organization; a new admin's email code comes back in `createdAdmins` when the request asked for
+ *   it (`returnCode`).
  * - Every organization is active: a state query for another state matches nothing.
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';

@@ -1,12 +1,13 @@
 /**
- * zitadel.project.v2beta.ProjectService (SPEC §12): projects and their roles.
+ * zitadel.project.v2beta.ProjectService (docs/management-api.md): projects and their roles.
  *
  * - IAM_OWNER manages every project, ORG_OWNER those of its organizations (lists are filtered);
  *   a missing project is NotFound for who may see it, PermissionDenied for others (management/access.ts).
  * - Names are unique per organization and role keys per project (AlreadyExists).
- * - The switches are those sign-in and tokens read (SPEC §12): role assertion, authorization
- *   required (`project_role_check` in updates), project access required (`has_project_check`).
- *   The private labeling setting is stored and reported; Gatehouse's login UI has one look.
+ * - The switches are those sign-in and tokens read (docs/management-api.md#roles): role assertion,
+ *   authorization required (`project_role_check` in updates), project access required
+ *   (`has_project_check`). The private labeling setting is stored and reported; Gatehouse's login UI
+ *   has one look.
  * - Removing a role takes it out of every authorization; deleting a project removes its
  *   applications, their keys, its roles and its authorizations. Either takes effect in this process
  *   at once and in others within one change poll.

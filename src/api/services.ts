@@ -111,7 +111,7 @@ export const API_SERVICES: readonly ApiService[] = [
   fromApiDeps(FeatureService, (api) => createFeatureService(api)),
   fromServer(AuthService, createAuthService),
   fromServer(UserService, createUserService),
-  // The management API (SPEC §12).
+  // The management API (docs/management-api.md).
   fromServer(OrganizationService, createOrganizationService),
   fromServer(UserServiceV2, createUserV2Service),
   fromServer(ProjectService, createProjectService),

@@ -1,20 +1,23 @@
 /**
- * zitadel.user.v3alpha.UserService: the contact email calls (SPEC §3, seed 4.2). Scopes (openid and
- * the API audience) are checked by the auth interceptor; this file checks permissions:
+ * zitadel.user.v3alpha.UserService: the contact email calls
+ * (docs/endpoints.md#userservice-v3alpha-the-contact-email). Scopes (openid and the API audience) are
+ * checked by the auth interceptor; this file checks permissions:
  *
  * - The user itself, or a caller who may manage it (domain/permissions.ts: IAM_OWNER; ORG_OWNER of
- *   the user's org unless the user holds an instance-wide role, SPEC 10.13) may act; anyone else
- *   gets PermissionDenied.
- * - SPEC 10.1: `returnCode` and `isVerified` are for callers managing *another* user. A user acting
- *   on itself (whatever its roles) gets PermissionDenied for them and receives its codes by mail, so
- *   `email_verified` always means someone read a mail at the address, or an administrator vouched.
+ *   the user's org unless the user holds an instance-wide role, docs/security.md 10.13) may act;
+ *   anyone else gets PermissionDenied.
+ * - docs/security.md 10.1: `returnCode` and `isVerified` are for callers managing *another* user. A
+ *   user acting on itself (whatever its roles) gets PermissionDenied for them and receives its codes
+ *   by mail, so `email_verified` always means someone read a mail at the address, or an administrator
+ *   vouched.
  * - An unknown user id is NotFound only for IAM_OWNER (the only caller who may see every org) and
  *   for a caller whose own id it is; everyone else gets the same PermissionDenied as for a known
  *   user they may not act on, so the answer does not tell which ids exist.
  * - Machine users have no contact email: FailedPrecondition. No email set, or already verified
  *   (resend): FailedPrecondition. Invalid URL template or email address, or a link leading outside
- *   Gatehouse and the user's organization's applications (SPEC 10.2): InvalidArgument. A code mail
- *   over a limit (SPEC 10.2): ResourceExhausted with Retry-After, nothing changed.
+ *   Gatehouse and the user's organization's applications (docs/security.md 10.2): InvalidArgument. A
+ *   code mail over a limit (docs/security.md 10.2): ResourceExhausted with Retry-After, nothing
+ *   changed.
  * - Verify: a wrong code (or one void after too many tries) is InvalidArgument; an expired code or
  *   no pending code is FailedPrecondition.
  *
@@ -121,7 +124,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
       const how = verified ? undefined : delivery(email.verification.case === 'sendCode' ? email.verification.value : undefined, email.verification.case === 'returnCode');
       const result = await gh.db.transaction().execute(async (trx) => {
         const user = await target(trx, principal, req.userId);
-        // SPEC 10.1: nobody vouches for its own address, not even an IAM_OWNER.
+        // docs/security.md 10.1: nobody vouches for its own address, not even an IAM_OWNER.
         if (verified && user.access !== 'manage') {
           throw apiError(Code.PermissionDenied, 'EMAIL-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }
@@ -157,7 +160,7 @@ export function createUserService(gh: Gatehouse): ServiceImpl<typeof UserService
   };
 }
 
-/** SPEC 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
+/** docs/security.md 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
 function checkReturnCode(user: TargetUser, how: CodeDelivery | undefined): void {
   if (how?.kind === 'return' && user.access !== 'manage') {
     throw apiError(Code.PermissionDenied, 'EMAIL-ReturnCodeSelf', 'returnCode is only for administrators acting on another user: your code is sent by mail');

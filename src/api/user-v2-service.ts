@@ -1,6 +1,7 @@
 /**
- * zitadel.user.v2.UserService (SPEC §12): the users' own records and lifecycle (user-v2/users.ts)
- * and their credentials (user-v2/credentials.ts), passkeys included (user-v2/passkeys.ts, SPEC §11).
+ * zitadel.user.v2.UserService (docs/management-api.md): the users' own records and lifecycle
+ * (user-v2/users.ts) and their credentials (user-v2/credentials.ts), passkeys included
+ * (user-v2/passkeys.ts, docs/passkeys.md#the-api).
  */
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_service_pb.js';

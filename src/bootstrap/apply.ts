@@ -1,9 +1,10 @@
 /**
- * Applies a validated bootstrap file in one transaction, all or nothing (SPEC §9): a reconciler.
- * Objects are matched by `id` when given, else by natural key (org name; user and project name
- * within the org; client id), then the wing that owns them adds or changes them; a wing's refusal is
- * a conflict at the object's path. The wings write only what differs, and each created or changed
- * object appends one event, so re-applying an unchanged file writes nothing and appends nothing.
+ * Applies a validated bootstrap file in one transaction, all or nothing
+ * (docs/bootstrap.md#how-a-file-is-applied): a reconciler. Objects are matched by `id` when given,
+ * else by natural key (org name; user and project name within the org; client id), then the wing
+ * that owns them adds or changes them; a wing's refusal is a conflict at the object's path. The
+ * wings write only what differs, and each created or changed object appends one event, so
+ * re-applying an unchanged file writes nothing and appends nothing.
  */
 import { declareFeatures } from '../domain/instance/features.ts';
 import { addInstance, changeInstance, holdSetupLock } from '../domain/instance/instance-admin.ts';
@@ -48,7 +49,7 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     refusal instanceof OrgDomainTaken
       ? { path: `${spec.path}.domain`, message: `domain "${spec.domain}" is the primary domain of organization "${refusal.holder.name}" (${refusal.holder.id})` }
       : undefined;
-  // SPEC 10.12: left out, registration stays at its default (the default organization only).
+  // docs/security.md 10.12: left out, registration stays at its default (the default organization only).
   const values = { name: spec.name, domain: spec.domain, allowRegister: spec.allowRegister ?? null };
   let orgId: string;
   if (!row) {

@@ -1,6 +1,6 @@
 /**
- * The bootstrap document's vocabulary and types (SPEC §5, §9; bootstrap.example.yaml), as validation
- * produces them: every spec carries its path in the document so later errors can name it.
+ * The bootstrap document's vocabulary and types (docs/bootstrap.md#the-document), as validation produces
+ * them: every spec carries its path in the document so later errors can name it.
  */
 import type { FeatureName } from '../domain/instance/features.ts';
 import { APP_GRANT_TYPES, type AppGrantType } from '../oidc/grant-types.ts';
@@ -9,7 +9,10 @@ import type { AccessTokenType, AuthMethod, ResponseType } from '../oidc/vocabula
 
 export const ROLES = ['IAM_OWNER', 'ORG_OWNER', 'IAM_ADMIN_IMPERSONATOR', 'ORG_ADMIN_IMPERSONATOR'] as const;
 export type Role = (typeof ROLES)[number];
-/** Roles that apply to the organization they are granted in; the others are instance-wide (SPEC §5). */
+/**
+ * Roles that apply to the organization they are granted in; the others are instance-wide
+ * (docs/management-api.md#the-identity-model).
+ */
 export const ORG_ROLES: ReadonlySet<Role> = new Set(['ORG_OWNER', 'ORG_ADMIN_IMPERSONATOR']);
 
 /** The grant types an application may be registered for (one list, domain/grant-types.ts). */
@@ -52,7 +55,7 @@ export interface HumanSpec {
   state: (typeof USER_STATES)[number] | undefined;
   /** The complete set of the user's roles when given. */
   roles: Role[] | undefined;
-  /** Project roles given to the user (SPEC §12); authorizations for projects not listed are kept. */
+  /** Project roles given to the user (docs/bootstrap.md#authorizations); authorizations for projects not listed are kept. */
   authorizations: AuthorizationSpec[];
 }
 
@@ -124,8 +127,9 @@ export interface OrgSpec {
   /** Lowercased. */
   domain: string;
   /**
-   * SPEC 10.12: whether self-registration may create users here. Left out: the default (allowed for
-   * the instance's default organization only), so removing the key from the file restores it.
+   * docs/security.md 10.12: whether self-registration may create users here. Left out: the default
+   * (allowed for the instance's default organization only), so removing the key from the file
+   * restores it.
    */
   allowRegister: boolean | undefined;
   users: HumanSpec[];

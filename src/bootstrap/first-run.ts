@@ -1,8 +1,9 @@
 /**
- * First run (SPEC §9): on a database without an instance, and without a bootstrap file, create a
- * default organization, an admin user and a demo client, and hand back their random password and
- * secret once so the caller can print them. Safe when several processes start at once on one
- * PostgreSQL: the set-up lock serializes them and the loser finds the instance already there.
+ * First run (docs/bootstrap.md#how-a-file-is-applied): on a database without an instance, and
+ * without a bootstrap file, create a default organization, an admin user and a demo client, and
+ * hand back their random password and secret once so the caller can print them. Safe when several
+ * processes start at once on one PostgreSQL: the set-up lock serializes them and the loser finds
+ * the instance already there.
  */
 import { isIP } from 'node:net';
 import { apiAudienceScope } from '../config/index.ts';

@@ -1,5 +1,5 @@
 /**
- * The bootstrap file (SPEC §9, bootstrap.example.yaml): parsing and strict validation before
+ * The bootstrap file (docs/bootstrap.md): parsing and strict validation before
  * anything touches the database. YAML or JSON, told apart by nothing: the YAML parser reads JSON.
  * Every problem is collected and reported with the file and the path in the document.
  */

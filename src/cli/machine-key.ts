@@ -1,8 +1,8 @@
 /**
- * `gatehouse machine-key create --user NAME`: a new RSA key pair for a machine user (SPEC §5, §9).
- * Only the public key is stored; the private key leaves once, in ZITADEL's key file layout
- * `{"type":"serviceaccount","keyId","key","expirationDate","userId"}`, with `key` a PKCS#1 "RSA PRIVATE KEY" PEM as
- * ZITADEL writes it (its SDKs, @zitadel/node among them, read that form).
+ * `gatehouse machine-key create --user NAME`: a new RSA key pair for a machine user
+ * (docs/decisions.md#machine-credentials). Only the public key is stored; the private key leaves once, in
+ * ZITADEL's key file layout `{"type":"serviceaccount","keyId","key","expirationDate","userId"}`, with `key` a
+ * PKCS#1 "RSA PRIVATE KEY" PEM as ZITADEL writes it (its SDKs, @zitadel/node among them, read that form).
  */
 import { addMachineKey, machineKeyFileOf, newRsaKeyPair, type MachineKeyFile } from '../domain/credentials/machine-credentials.ts';
 import { newId } from '../domain/kernel/ids.ts';

@@ -54,8 +54,8 @@ export interface Config {
   statementTimeoutMs: number;
   /**
    * GATEHOUSE_FAILED_AUTH_RATE_LIMIT: failed sign-ins and failed client authentications per minute
-   * per client address, after which the address gets 429 before any hash is computed (SPEC 10.11).
-   * Default 20; 0 turns it off.
+   * per client address, after which the address gets 429 before any hash is computed
+   * (docs/security.md 10.11). Default 20; 0 turns it off.
    */
   failedAuthRateLimit: number;
   /**
@@ -72,7 +72,7 @@ export interface Config {
    * X-Forwarded-For, for the per-address limits. Default none: the socket address counts.
    */
   trustedProxies: TrustedProxies;
-  /** GATEHOUSE_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (SPEC 10.14). */
+  /** GATEHOUSE_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (docs/security.md 10.14). */
   metricsToken: string | undefined;
   /**
    * GATEHOUSE_GRPC_REFLECTION: serve gRPC server reflection (grpc.reflection.v1 and v1alpha), without
@@ -81,15 +81,16 @@ export interface Config {
    */
   grpcReflection: boolean;
   /**
-   * GATEHOUSE_WEBAUTHN_RP_ID: the passkeys' relying party id (SPEC §11). Default: the host name of
-   * the external URL. It must be that host name or a domain it belongs to (`example.com` for
-   * `login.example.com`), so passkeys registered for the wider domain keep working when the login
-   * moves to another subdomain. Unset with an IP-address host: passkeys are disabled.
+   * GATEHOUSE_WEBAUTHN_RP_ID: the passkeys' relying party id (docs/passkeys.md#the-relying-party).
+   * Default: the host name of the external URL. It must be that host name or a domain it belongs to
+   * (`example.com` for `login.example.com`), so passkeys registered for the wider domain keep
+   * working when the login moves to another subdomain. Unset with an IP-address host: passkeys are
+   * disabled.
    */
   webauthnRpId: string | undefined;
 }
 
-/** Lifetimes in seconds (SPEC §6), each configurable as GATEHOUSE_<NAME>_SECONDS. */
+/** Lifetimes in seconds (docs/configuration.md#tokens-and-keys), each configurable as GATEHOUSE_<NAME>_SECONDS. */
 export interface Lifetimes {
   authCode: number;
   accessToken: number;
@@ -212,13 +213,13 @@ export function loadConfig(env: Env = process.env): Config {
 /**
  * Whether clients reach Gatehouse over https: TLS served here, or an https external URL behind a
  * proxy that terminates TLS. Then cookies are Secure and `__Host-` prefixed, and every response
- * carries HSTS (SPEC 10.7, 10.14).
+ * carries HSTS (docs/security.md 10.7, 10.14).
  */
 export function servesHttps(config: Pick<Config, 'externalUrl' | 'tlsCert'>): boolean {
   return config.tlsCert !== undefined || config.externalUrl.startsWith('https:');
 }
 
-/** The reserved scope that adds the Gatehouse API audience (SPEC §6). */
+/** The reserved scope that adds the Gatehouse API audience (docs/security.md 10.5). */
 export function apiAudienceScope(serviceName: string): string {
   return `urn:${serviceName}:iam:org:project:id:${serviceName}:aud`;
 }

@@ -2,10 +2,10 @@
  * The browser cookie that ties authorization requests and sessions to one browser (HttpOnly,
  * SameSite=Lax so that top-level redirects back from clients carry it, Secure under https).
  *
- * SPEC 10.7: only values this server issued count (domain/sessions.ts); any other value is ignored
- * as if the browser sent none, and replaced where a cookie is needed. Under https the cookie is
- * `__Host-gh_browser` (Path=/, Secure, no Domain), which a sibling subdomain or a plain-http page
- * cannot set, so nobody but this origin can plant one.
+ * docs/security.md 10.7: only values this server issued count (domain/sessions.ts); any other value
+ * is ignored as if the browser sent none, and replaced where a cookie is needed. Under https the
+ * cookie is `__Host-gh_browser` (Path=/, Secure, no Domain), which a sibling subdomain or a
+ * plain-http page cannot set, so nobody but this origin can plant one.
  */
 import type { Request, Response } from 'express';
 import { servesHttps } from '../config/index.ts';
@@ -72,8 +72,8 @@ export function browserOf(gh: Gatehouse, req: Request, res: Response): string {
 }
 
 /**
- * A sign-in completed (SPEC 10.7): the browser gets a fresh cookie and everything of its old one
- * (sessions, pending authorization requests) moves there. The caller moves them to `hash`
+ * A sign-in completed (docs/security.md 10.7): the browser gets a fresh cookie and everything of its
+ * old one (sessions, pending authorization requests) moves there. The caller moves them to `hash`
  * (domain/sessions.ts moveBrowser) and, once that has committed, sets the fresh cookie with `issue`
  * (login/finish.ts).
  */

@@ -3,7 +3,7 @@ import { clientAddress, limitKey } from './client-address.ts';
 
 const req = (remoteAddress: string, forwarded?: string) => ({ socket: { remoteAddress }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } });
 
-describe('client addresses for per-address limits (SPEC 10.11)', () => {
+describe('client addresses for per-address limits (docs/security.md 10.11)', () => {
   it.each([
     ['203.0.113.7', '203.0.113.7'],
     ['::ffff:203.0.113.7', '203.0.113.7'],

@@ -1,6 +1,6 @@
 /**
- * The client address that per-address limits count against (SPEC 10.11, the key-set limit): one
- * definition for the login UI, client authentication and the key set.
+ * The client address that per-address limits count against (docs/security.md 10.11, the key-set
+ * limit): one definition for the login UI, client authentication and the key set.
  *
  * - Behind a reverse proxy every request comes from the proxy, and counting per socket address
  *   would let one client's failures throttle everybody. The proxies named in

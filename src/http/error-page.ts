@@ -1,8 +1,8 @@
 /**
- * The Gatehouse error page: shown when an authorization error cannot go back to the client (seed
- * §4.4: a missing, unregistered or otherwise unusable redirect_uri) and for the login UI's own
- * failures. It names the OAuth error code and says in a human sentence what happened; the
- * description is shown as a detail, escaped like everything else.
+ * The Gatehouse error page: shown when an authorization error cannot go back to the client (a
+ * missing, unregistered or otherwise unusable redirect_uri: docs/endpoints.md#authorization-endpoint)
+ * and for the login UI's own failures. It names the OAuth error code and says in a human sentence
+ * what happened; the description is shown as a detail, escaped like everything else.
  */
 import type { Response } from 'express';
 import { html } from './html.ts';

@@ -17,7 +17,8 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw new InvalidRequest('request body is too large', 413);
   // Events, not `for await`: leaving an async iterator early destroys the request and with it the
-  // socket, and the client would see a reset instead of the 413 (the listener drains the rest, SPEC 10.8).
+  // socket, and the client would see a reset instead of the 413 (the listener drains the rest,
+  // docs/security.md 10.8).
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

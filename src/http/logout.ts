@@ -1,8 +1,9 @@
 /**
- * The logout of OIDC RP-Initiated Logout 1.0 (§2, §3; seed §4.9), performed by two endpoints:
- * /oidc/v1/end_session (oauth/end-session.ts) when the id_token_hint names a session of this very
- * browser (SPEC 10.10), and the login UI's confirmation page (login/steps/logout.ts) otherwise. Both
- * validate the request and end the browser's sessions through these functions.
+ * The logout of OIDC RP-Initiated Logout 1.0 (§2, §3; docs/endpoints.md#end-session-endpoint),
+ * performed by two endpoints: /oidc/v1/end_session (oauth/end-session.ts) when the id_token_hint
+ * names a session of this very browser (docs/security.md 10.10), and the login UI's confirmation page
+ * (login/steps/logout.ts) otherwise. Both validate the request and end the browser's sessions through
+ * these functions.
  *
  * Here rather than in domain/: it reads the browser cookie and refuses with OAuth errors. Rather
  * than handed to the login UI by server/app.ts: two endpoints call the same few functions, and a
@@ -36,7 +37,7 @@ export interface Logout {
   hint: IdTokenHint | undefined;
 }
 
-/** Validates the request before anything is ended (RP-Initiated Logout §2, §3; seed §4.9 rules 1–2). */
+/** Validates the request before anything is ended (RP-Initiated Logout §2, §3; docs/endpoints.md#end-session-endpoint). */
 export async function validateLogout(gh: Gatehouse, params: Params, repeated: readonly string[]): Promise<Logout> {
   if (repeated[0] !== undefined) throw new InvalidRequest(`${repeated[0]} is repeated`);
   const hintToken = optional(params, 'id_token_hint');

@@ -4,7 +4,7 @@
  * are named here once.
  */
 
-/** Where the login UI is mounted (SPEC §7). */
+/** Where the login UI is mounted (docs/endpoints.md#login-ui). */
 export const LOGIN_UI_PATH = '/ui/login';
 
 /** /authorize hands a request to the login UI, which sends the browser back here when it is done. */

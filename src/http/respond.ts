@@ -42,7 +42,7 @@ export function formTargetOf(redirectUri: string): string | undefined {
 export function securityHeaders(res: Response, formTargets: readonly string[] = [], options: PageOptions = {}): void {
   res
     .set('Content-Security-Policy', contentSecurityPolicy(formTargets, options))
-    // SPEC 10.14: for browsers that predate CSP's frame-ancestors
+    // docs/security.md 10.14: for browsers that predate CSP's frame-ancestors
     .set('X-Frame-Options', 'DENY')
     .set('X-Content-Type-Options', 'nosniff')
     .set('Referrer-Policy', 'no-referrer')

@@ -1,9 +1,9 @@
 /**
- * CSRF protection of every login form (SPEC 10.7): the token is an HMAC of the browser cookie under
- * a key derived from the master key, carried in a hidden field. The cookie is HttpOnly and issued by
- * the server, so another site can neither read the token nor choose the cookie it is bound to; a
- * planted cookie or a field copied from another browser does not match. No server state, so several
- * processes behave as one (SPEC §9).
+ * CSRF protection of every login form (docs/security.md 10.7): the token is an HMAC of the browser
+ * cookie under a key derived from the master key, carried in a hidden field. The cookie is HttpOnly
+ * and issued by the server, so another site can neither read the token nor choose the cookie it is
+ * bound to; a planted cookie or a field copied from another browser does not match. No server state,
+ * so several processes behave as one (docs/operations.md#several-processes-on-one-database).
  */
 import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';

@@ -13,11 +13,12 @@ import { goToCallback } from './flow.ts';
 
 /**
  * The user has just authenticated with every factor they need, `amr` naming them (RFC 8176 values:
- * pwd, otp, mfa, user), `at` when it happened (a passkey's assertion; now by default). This completed sign-in is what ends the run of failures (SPEC 10.3), and it gives
- * the browser a fresh cookie that its sessions and pending requests move to (SPEC 10.7), so a cookie
- * value someone planted or copied before the sign-in carries nothing of it. All of it is one
- * transaction: the sign-in is recorded whole or not at all, and it costs one commit instead of three
- * (two fewer round trips to the database per sign-in). The cookie is set once that has committed.
+ * pwd, otp, mfa, user), `at` when it happened (a passkey's assertion; now by default). This completed
+ * sign-in is what ends the run of failures (docs/security.md 10.3), and it gives the browser a fresh
+ * cookie that its sessions and pending requests move to (docs/security.md 10.7), so a cookie value
+ * someone planted or copied before the sign-in carries nothing of it. All of it is one transaction:
+ * the sign-in is recorded whole or not at all, and it costs one commit instead of three (two fewer
+ * round trips to the database per sign-in). The cookie is set once that has committed.
  */
 export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[], at?: Date): Promise<void> {
   const browser = renewedBrowser(gh);

@@ -45,7 +45,7 @@ export function stepPath(step: StepName, requestId: string): string {
   return `${stepAction(step)}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
 }
 
-/** The key failed sign-ins are counted against (SPEC 10.11; http/client-address.ts). */
+/** The key failed sign-ins are counted against (docs/security.md 10.11; http/client-address.ts). */
 export function clientAddress(gh: Gatehouse, req: Request): string {
   return limitKeyOf(req, gh.config.trustedProxies);
 }
@@ -117,8 +117,8 @@ export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
 
 /**
  * The first sign-in step for a known user: the passkey-first step when the user has a passkey of
- * this relying party (SPEC §11), else the password step. After a typed login name, and after an
- * account choice that needs a fresh sign-in.
+ * this relying party (docs/passkeys.md#signing-in-with-a-passkey), else the password step. After a
+ * typed login name, and after an account choice that needs a fresh sign-in.
  */
 export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined): Promise<void> {
   const party = relyingParty(gh.config);

@@ -1,7 +1,7 @@
 /**
- * Every text of the login UI, in English and German (SPEC §7). Pages take them from here only; the
- * page shell's and the error page's texts, which http/ renders for other endpoints too, come from
- * http/page-texts.ts.
+ * Every text of the login UI, in English and German (docs/decisions.md#login-pages). Pages take them
+ * from here only; the page shell's and the error page's texts, which http/ renders for other
+ * endpoints too, come from http/page-texts.ts.
  */
 import { negotiateLocale, type Locale } from '../http/locale.ts';
 import { PAGE_TEXTS, type PageTexts } from '../http/page-texts.ts';
@@ -27,19 +27,19 @@ export interface Messages extends PageTexts {
   signIn: string;
   invalidCredentials: string;
   locked: (minutes: number) => string;
-  /** Too many failed sign-ins from this address (SPEC 10.11). */
+  /** Too many failed sign-ins from this address (docs/security.md 10.11). */
   throttled: (seconds: number) => string;
   // one-time password step
   otpTitle: string;
   otpIntro: string;
   otpCode: string;
   invalidOtp: string;
-  // passkeys (SPEC §11)
+  // passkeys (docs/passkeys.md)
   passkeySignIn: string;
   passkeyTitle: string;
   passkeyIntro: string;
   usePassword: string;
-  /** The one answer to every refused passkey (SPEC §12 settled details). */
+  /** The one answer to every refused passkey (docs/decisions.md#one-answer-for-every-refused-passkey). */
   passkeyRefused: string;
   // the self-service page /ui/login/passkeys
   passkeysTitle: string;

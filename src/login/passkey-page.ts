@@ -1,8 +1,9 @@
 /**
- * What the login pages with a passkey button share (SPEC §11): the script that runs the ceremony
- * (http/assets/passkey.js, served with a content hash like the stylesheet), the button's form, and the
- * page's security headers, which let that one script of this origin run and fetch the challenge.
- * Without WebAuthn (or without JavaScript) the form stays hidden: no button that does nothing.
+ * What the login pages with a passkey button share (docs/passkeys.md): the script that runs the
+ * ceremony (http/assets/passkey.js, served with a content hash like the stylesheet), the button's
+ * form, and the page's security headers, which let that one script of this origin run and fetch the
+ * challenge. Without WebAuthn (or without JavaScript) the form stays hidden: no button that does
+ * nothing.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -34,7 +35,7 @@ export function servePasskeyScript(_req: Request, res: Response): void {
     .end(script);
 }
 
-/** Whether the login UI offers passkeys (a valid relying party, SPEC §11). */
+/** Whether the login UI offers passkeys (a valid relying party, docs/passkeys.md#the-relying-party). */
 export function passkeysEnabled(gh: Gatehouse): boolean {
   return relyingParty(gh.config).enabled;
 }

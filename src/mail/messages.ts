@@ -1,7 +1,8 @@
 /**
- * The texts of the mail Gatehouse sends (SPEC §8): English and German, chosen by the user's
- * preferred language (`de`, `de-CH`, ... → German; anything else or none → English). Every message
- * has a subject, a plain-text body and an HTML body in which every inserted value is escaped.
+ * The texts of the mail Gatehouse sends (docs/decisions.md#mail-delivery): English and German,
+ * chosen by the user's preferred language (`de`, `de-CH`, ... → German; anything else or none →
+ * English). Every message has a subject, a plain-text body and an HTML body in which every inserted
+ * value is escaped.
  *
  * Mail to an address nobody has shown to be the user's carries no text the user chose:
  * whoever registers may type anything as a name, and a greeting would carry it, in Gatehouse's

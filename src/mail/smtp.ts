@@ -1,9 +1,10 @@
 /**
- * The SMTP transport of the mail worker (SPEC §8): nodemailer, configured from GATEHOUSE_SMTP_URL.
- * `smtp://` speaks plain SMTP and upgrades with STARTTLS when the server offers it; `smtps://` is TLS
- * from the first byte (port 465). User and password come from the URL (percent-encoded); query
- * parameters are nodemailer options (`?requireTLS=true`, `?tls.rejectUnauthorized=false`, ...).
- * Timeouts are short so that a dead server fails a send within seconds: the worker retries later.
+ * The SMTP transport of the mail worker (docs/decisions.md#mail-delivery): nodemailer, configured
+ * from GATEHOUSE_SMTP_URL. `smtp://` speaks plain SMTP and upgrades with STARTTLS when the server
+ * offers it; `smtps://` is TLS from the first byte (port 465). User and password come from the URL
+ * (percent-encoded); query parameters are nodemailer options (`?requireTLS=true`,
+ * `?tls.rejectUnauthorized=false`, ...). Timeouts are short so that a dead server fails a send within
+ * seconds: the worker retries later.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 

@@ -1,9 +1,9 @@
 /**
- * URL templates of verification links (SPEC §8), in the subset of Go template syntax that ZITADEL
- * documents: `{{.UserID}}`, `{{.Code}}` and `{{.OrgID}}`, with optional spaces inside the braces
- * (`{{ .Code }}`). Anything else in an action — other fields, functions, pipelines, trim markers,
- * comments — and unbalanced `{{` / `}}` are refused with a TemplateError (the API answers
- * InvalidArgument), so a template is never more than text with three holes.
+ * URL templates of verification links (docs/decisions.md#email-codes), in the subset of Go template
+ * syntax that ZITADEL documents: `{{.UserID}}`, `{{.Code}}` and `{{.OrgID}}`, with optional spaces
+ * inside the braces (`{{ .Code }}`). Anything else in an action — other fields, functions,
+ * pipelines, trim markers, comments — and unbalanced `{{` / `}}` are refused with a TemplateError
+ * (the API answers InvalidArgument), so a template is never more than text with three holes.
  *
  * Values are substituted URL-encoded (encodeURIComponent), so a value can never add a query
  * parameter, a fragment, a path segment or a host; the template itself must begin with `http://` or

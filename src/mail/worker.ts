@@ -1,7 +1,7 @@
 /**
- * The mail delivery worker (SPEC §8). Messages wait in the `outbox` table (written in the same
- * transaction as the code they carry, see domain/outbox.ts) until this worker has handed them to
- * the SMTP server; nothing is kept in memory, so a restart loses nothing.
+ * The mail delivery worker (docs/decisions.md#mail-delivery). Messages wait in the `outbox` table
+ * (written in the same transaction as the code they carry, see domain/outbox.ts) until this worker
+ * has handed them to the SMTP server; nothing is kept in memory, so a restart loses nothing.
  *
  * Claiming: a short transaction picks one due row with `for update skip locked` and moves its
  * `next_attempt_at` one lease ahead. The send happens outside that transaction (on the embedded
@@ -19,9 +19,9 @@
  * `sent_at` set, `last_error` LOGGED_WITHOUT_SMTP. It is not mailed when SMTP is configured later
  * (its code has long expired by then, and it must not wait in clear for that).
  *
- * SPEC 10.2: once a message is sent (or logged), its bodies are removed from the outbox; recipient,
- * subject and times stay, for the mail limits and for the operator. Sent rows are pruned after
- * 7 days by the housekeeping of every worker (at start, then every 10 minutes).
+ * docs/security.md 10.2: once a message is sent (or logged), its bodies are removed from the
+ * outbox; recipient, subject and times stay, for the mail limits and for the operator. Sent rows
+ * are pruned after 7 days by the housekeeping of every worker (at start, then every 10 minutes).
  */
 import {
   anyMailDue,
@@ -61,11 +61,11 @@ export interface MailWorkerOptions {
   leaseMs?: number;
   /** A send still running after this is aborted (and retried). Default 30 s; must be below the lease. */
   sendTimeoutMs?: number;
-  /** Upper bound of the retry backoff. Default 30 s (SPEC §8). */
+  /** Upper bound of the retry backoff. Default 30 s (docs/decisions.md#mail-delivery). */
   maxBackoffSeconds?: number;
   /** A transport to use instead of the one built from smtpUrl (tests). */
   transport?: MailTransport;
-  /** Sent rows older than this are deleted. Default 7 days (SPEC 10.2). */
+  /** Sent rows older than this are deleted. Default 7 days (docs/security.md 10.2). */
   keepSentSeconds?: number;
   /** How often the housekeeping deletes old sent rows. Default 10 minutes. */
   pruneIntervalMs?: number;
@@ -168,7 +168,7 @@ export function startMailWorker(ctx: MailWorkerContext, options: MailWorkerOptio
     });
   }
 
-  /** SPEC 10.2: sent rows go after `keepSentSeconds`; any worker may do it, deleting twice is harmless. */
+  /** docs/security.md 10.2: sent rows go after `keepSentSeconds`; any worker may do it, deleting twice is harmless. */
   async function pruneSent(): Promise<void> {
     if (Date.now() - prunedAt < pruneIntervalMs) return;
     prunedAt = Date.now();

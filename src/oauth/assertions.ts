@@ -2,7 +2,7 @@
  * JWT assertions signed with a registered key (RFC 7523 §3), as both client authentication
  * (private_key_jwt) and the JWT profile grant use them: who claims to have signed, which registered
  * keys may have, the signature, and the claims; for those two, also the lifetime and single-use rules
- * of SPEC 10.9.
+ * of docs/security.md 10.9.
  *
  * The signature is checked with node:crypto, as our own JWTs are (domain/jws.ts): jose verifies
  * through WebCrypto, whose job cost more than the ES256 check itself (profile of the JWT profile
@@ -114,15 +114,15 @@ function checkedClaims(encodedPayload: string, rules: AssertionRules): JWTPayloa
   }
 }
 
-/** SPEC 10.9: exp at most an hour ahead; iat at most an hour old and at most a minute ahead. */
+/** docs/security.md 10.9: exp at most an hour ahead; iat at most an hour old and at most a minute ahead. */
 const MAX_LIFETIME_SECONDS = 3600;
 const MAX_AGE_SECONDS = 3600;
 const MAX_IAT_AHEAD_SECONDS = 60;
 
 /**
  * An assertion that authenticates its signer (client assertions, the JWT profile grant), under
- * SPEC 10.9: signature and claims as `verifyAssertion`, exp and iat required and near, and the
- * assertion accepted once within its lifetime, so a captured one cannot be replayed.
+ * docs/security.md 10.9: signature and claims as `verifyAssertion`, exp and iat required and near,
+ * and the assertion accepted once within its lifetime, so a captured one cannot be replayed.
  */
 export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: AssertionRules): Promise<JWTPayload> {
   const requiredClaims = [...new Set([...rules.requiredClaims, 'exp', 'iat'])];
@@ -139,7 +139,7 @@ export async function verifyOneTimeAssertion(db: DB, assertion: string, rules: A
 }
 
 /**
- * RFC 7523 §3 item 7, SPEC 10.9: one use per assertion while it is valid, known by its signer and
+ * RFC 7523 §3 item 7, docs/security.md 10.9: one use per assertion while it is valid, known by its signer and
  * jti, or by the SHA-256 of its signing input (header.payload) when it has no jti: the signature part
  * can be written several ways that all verify (base64url's unused trailing bits; ECDSA's (r, n−s)),
  * but the signing input cannot change without breaking the signature. The id is hashed so that any jti fits the index; the

@@ -20,8 +20,9 @@ import { audienceFor, checkScopes } from './scopes.ts';
 export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Response, request: AuthRequest, session: UserSession): Promise<void> {
   const base = { state: request.state, iss: gh.config.externalUrl };
   if (request.clientId === '') {
-    // The login UI's own sign-ins (the passkeys page, SPEC §11) have no client: the browser's
-    // session is what they were for, and they go back to the Gatehouse page that started them.
+    // The login UI's own sign-ins (the passkeys page, docs/passkeys.md#the-passkeys-page) have no
+    // client: the browser's session is what they were for, and they go back to the Gatehouse page
+    // that started them.
     // /authorize never makes such a request (client_id is required), and its URI is the server's own.
     await closeAuthRequest(gh.db, request.id);
     const ownPage = request.redirectUri.startsWith(`${gh.config.externalUrl}/ui/login/`);

@@ -1,5 +1,6 @@
 /**
- * GET and POST /oauth/v2/authorize (RFC 6749 §4.1.1, §4.2.1; OIDC Core §3.1.2, §3.2.2; seed §4.4).
+ * GET and POST /oauth/v2/authorize (RFC 6749 §4.1.1, §4.2.1; OIDC Core §3.1.2, §3.2.2;
+ * docs/endpoints.md#authorization-endpoint).
  *
  * validate the client and redirect URI (errors shown on our error page) → validate the rest (errors
  * redirected to the client) → remember the request, bound to this browser → answer at once from an
@@ -83,7 +84,7 @@ async function validate(gh: Gatehouse, app: Application, params: Params, repeate
   if (!rawScope) throw new InvalidScope('scope is required');
   const scopes = parseScope(rawScope);
   if (!scopes.includes('openid')) throw new InvalidScope('the openid scope is required');
-  await checkScopes(gh, scopes, app.orgId); // SPEC 10.6: project scopes of the app's organization only
+  await checkScopes(gh, scopes, app.orgId); // docs/security.md 10.6: project scopes of the app's organization only
 
   const nonce = optional(params, 'nonce');
   if (responseType !== 'code' && !nonce) throw new InvalidRequest('nonce is required for the implicit flow'); // OIDC Core §3.2.2.1
@@ -161,7 +162,7 @@ export function authorizeEndpoint(gh: Gatehouse) {
     const state = repeated.includes('state') ? undefined : optional(params, 'state');
     const requestedMode = optional(params, 'response_mode');
     const rawType = optional(params, 'response_type');
-    // Invalid response_mode values are ignored (seed §4.4).
+    // Invalid response_mode values are ignored (docs/decisions.md#authorization-requests).
     const mode = RESPONSE_MODES.find((m) => m === requestedMode) ?? defaultMode(rawType === undefined ? undefined : normalizeResponseType(rawType));
     try {
       const valid = await validate(gh, client.app, params, repeated);
@@ -212,6 +213,6 @@ async function route(gh: Gatehouse, req: Request, res: Response, request: AuthRe
     await finishAuthorization(gh, req, res, request, usable[0]!);
     return;
   }
-  // several sessions: the user chooses (seed §4.4: "the user chooses a session if more than one exists")
+  // several sessions: the user chooses (docs/decisions.md#prompt)
   res.redirect(303, loginUi(gh, candidates.length > 1 ? 'accounts' : 'login', request));
 }

@@ -1,4 +1,7 @@
-/** Claims about a user by granted scope (OIDC Core §5.4; SPEC §6), for userinfo, introspection and ID tokens. */
+/**
+ * Claims about a user by granted scope (OIDC Core §5.4; docs/endpoints.md#userinfo-endpoint), for userinfo,
+ * introspection and ID tokens.
+ */
 import type { User } from '../domain/instance/directory.ts';
 
 export function userClaims(user: User, scopes: readonly string[]): Record<string, unknown> {

@@ -1,9 +1,9 @@
 /**
  * GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 §3, §4). Built once per change
  * (the list of grants depends on feature flags) and served as a prepared string. There is no
- * /.well-known/oauth-authorization-server (seed §1). Its lists come from what the server does: the
- * protocol's words (oidc/vocabulary.ts), the enabled grants and the methods each grant and endpoint
- * accepts.
+ * /.well-known/oauth-authorization-server (docs/endpoints.md#discovery). Its lists come from what
+ * the server does: the protocol's words (oidc/vocabulary.ts), the enabled grants and the methods
+ * each grant and endpoint accepts.
  */
 import type { Gatehouse } from '../context.ts';
 import { ASSERTION_ALGORITHMS } from './assertions.ts';

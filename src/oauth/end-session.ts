@@ -1,14 +1,16 @@
 /**
- * GET and POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0 §2–§3, seed §4.9, SPEC §6). Ends
- * every session of the browser and revokes the tokens issued in them, then sends the browser to the
- * client's registered post_logout_redirect_uri (with state), or to the logged-out page. Nothing is
- * ended when the request is refused; refusals are shown on the error page, never redirected.
+ * GET and POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0 §2–§3,
+ * docs/endpoints.md#end-session-endpoint). Ends every session of the browser and revokes the tokens
+ * issued in them, then sends the browser to the client's registered post_logout_redirect_uri (with
+ * state), or to the logged-out page. Nothing is ended when the request is refused; refusals are
+ * shown on the error page, never redirected.
  *
  * The request could come from any page, so the user confirms first (RP-Initiated Logout §2: the OP
  * SHOULD ask) on /ui/login/logout, whose CSRF-protected form ends the sessions through the same
  * functions (http/logout.ts), unless the id_token_hint names an active session of this very browser
- * (SPEC 10.10): its `sub`, and its `sid` when it has one. Any valid ID token is not enough (an
- * attacker's own, or one of another browser's sign-in): that would let any page sign the user out.
+ * (docs/security.md 10.10): its `sub`, and its `sid` when it has one. Any valid ID token is not
+ * enough (an attacker's own, or one of another browser's sign-in): that would let any page sign the
+ * user out.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
@@ -23,7 +25,7 @@ import { OAuthError } from './errors.ts';
 
 export const END_SESSION_PATH = '/oidc/v1/end_session';
 
-/** SPEC 10.10: whether the hint names an active session of this browser (its sub, and its sid if any). */
+/** docs/security.md 10.10: whether the hint names an active session of this browser (its sub, and its sid if any). */
 async function hintNamesThisBrowser(gh: Gatehouse, req: Request, hint: IdTokenHint): Promise<boolean> {
   const browser = browserHashOf(gh, req);
   if (!browser) return false;

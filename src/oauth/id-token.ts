@@ -1,7 +1,8 @@
 /**
  * ID tokens (OIDC Core §2, §3.1.3.6, §3.2.2.10). When an access token is issued with the ID token, the
- * profile, email, phone and address claims stay out of it (seed §4.4) unless the application asks for
- * them with id_token_userinfo_assertion.
+ * profile, email, phone and address claims stay out of it
+ * (docs/endpoints.md#authorization-endpoint) unless the application asks for them with
+ * id_token_userinfo_assertion.
  */
 import type { Gatehouse } from '../context.ts';
 import type { User } from '../domain/instance/directory.ts';
@@ -24,7 +25,7 @@ export interface IdTokenRequest {
   audience?: readonly string[] | undefined;
   /** The token expires no later than this (token exchange). */
   notAfter?: Date | undefined;
-  /** Role claims the application asserts in ID tokens (SPEC §12, oauth/role-claims.ts). */
+  /** Role claims the application asserts in ID tokens (docs/management-api.md#roles, oauth/role-claims.ts). */
   roleClaims?: Record<string, unknown> | undefined;
 }
 

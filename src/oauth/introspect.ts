@@ -1,8 +1,9 @@
 /**
- * POST /oauth/v2/introspect (RFC 7662, seed §4.6, SPEC §6). The caller authenticates with
- * client_secret_basic or private_key_jwt; a token is active only when it is valid, unrevoked, and meant
- * for the caller (its audience contains the caller's client id, or its project id when the token's
- * client is of that project's organization: token-audience.ts). Anything else is {"active": false}.
+ * POST /oauth/v2/introspect (RFC 7662, docs/endpoints.md#introspection-endpoint). The caller
+ * authenticates with client_secret_basic or private_key_jwt; a token is active only when it is valid,
+ * unrevoked, and meant for the caller (its audience contains the caller's client id, or its project id
+ * when the token's client is of that project's organization: token-audience.ts). Anything else is
+ * {"active": false}.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';

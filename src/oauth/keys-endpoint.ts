@@ -1,5 +1,5 @@
 /**
- * GET /oauth/v2/keys (seed §4.10, SPEC §6): the public key set, cacheable for five minutes, with a
+ * GET /oauth/v2/keys (docs/endpoints.md#key-set): the public key set, cacheable for five minutes, with a
  * per-address limit of requests per minute (429 past it) for clients that do not cache; and the
  * discovery document (OIDC Discovery 1.0 §4), cacheable alike.
  */

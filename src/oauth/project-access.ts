@@ -1,8 +1,8 @@
 /**
- * Who may sign in to a project's applications (SPEC §12): with project access required, only users
- * of the project's organization; with authorization required, only users holding at least one of
- * the project's roles. Checked when a sign-in is about to be answered, so that a session cookie
- * from another application does not pass by it.
+ * Who may sign in to a project's applications (docs/management-api.md#roles): with project access
+ * required, only users of the project's organization; with authorization required, only users
+ * holding at least one of the project's roles. Checked when a sign-in is about to be answered, so
+ * that a session cookie from another application does not pass by it.
  */
 import type { Gatehouse } from '../context.ts';
 import type { Application, User } from '../domain/instance/directory.ts';

@@ -1,10 +1,11 @@
 /**
- * POST /oauth/v2/revoke (RFC 7009, seed §4.8). Any of the four client authentication methods. An
- * access token revokes only itself; a refresh token revokes its whole grant, access tokens included.
- * Unknown, invalid or foreign tokens answer 200 like revoked ones (RFC 7009 §2.2), so the endpoint
- * is no oracle for other clients' tokens. token_type_hint is advisory (RFC 7009 §2.1): the token is
- * found by its shape whatever the hint says, and a hint we do not know is ignored, as introspection
- * does; unsupported_token_type is never answered, since every token kind can be revoked.
+ * POST /oauth/v2/revoke (RFC 7009, docs/endpoints.md#revocation-endpoint). Any of the four client
+ * authentication methods. An access token revokes only itself; a refresh token revokes its whole
+ * grant, access tokens included. Unknown, invalid or foreign tokens answer 200 like revoked ones
+ * (RFC 7009 §2.2), so the endpoint is no oracle for other clients' tokens. token_type_hint is
+ * advisory (RFC 7009 §2.1): the token is found by its shape whatever the hint says, and a hint we do
+ * not know is ignored, as introspection does; unsupported_token_type is never answered, since every
+ * token kind can be revoked.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
@@ -14,7 +15,7 @@ import { authenticateClient } from './client-auth/index.ts';
 import { readForm, required } from '../http/form.ts';
 import { AUTH_METHODS } from '../oidc/vocabulary.ts';
 
-/** RFC 7009 §2.1: every client authentication method (seed §4.8). */
+/** RFC 7009 §2.1: every client authentication method (docs/endpoints.md#revocation-endpoint). */
 export const REVOCATION_AUTH_METHODS = AUTH_METHODS;
 
 export const REVOKE_PATH = '/oauth/v2/revoke';

@@ -1,9 +1,10 @@
 /**
- * Role claims (SPEC §12), as ZITADEL names them: `urn:<service>:iam:org:project:roles` holds the
- * user's roles in the requesting client's project, `urn:<service>:iam:org:project:{projectId}:roles`
- * those in each project of the token (the client's, and those named by audience scopes, which are
- * projects of the client's organization: a project id of another organization never counts); each is
- * `{roleKey: {orgId: primaryDomain}}` and is left out when the user has no such role.
+ * Role claims (docs/management-api.md#roles), as ZITADEL names them:
+ * `urn:<service>:iam:org:project:roles` holds the user's roles in the requesting client's project,
+ * `urn:<service>:iam:org:project:{projectId}:roles` those in each project of the token (the
+ * client's, and those named by audience scopes, which are projects of the client's organization: a
+ * project id of another organization never counts); each is `{roleKey: {orgId: primaryDomain}}` and
+ * is left out when the user has no such role.
  *
  * When they are asserted: in userinfo and introspection when the client's project has role assertion
  * or the token's scopes ask for roles (`…:project:roles`, or `…:project:role:{key}` for that role

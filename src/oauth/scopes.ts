@@ -1,7 +1,8 @@
 /**
- * The scope parameter (RFC 6749 §3.3), the scopes Gatehouse knows (seed §4.4, §5; SPEC §6) and the
- * audience they grant. An unknown scope is invalid_scope rather than silently dropped, so a client
- * learns of its typo at once.
+ * The scope parameter (RFC 6749 §3.3), the scopes Gatehouse knows
+ * (docs/endpoints.md#authorization-endpoint) and the audience they grant (docs/decisions.md#audience).
+ * An unknown scope is invalid_scope rather than silently dropped, so a client learns of its typo at
+ * once.
  */
 import { apiAudienceScope } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
@@ -33,7 +34,7 @@ function once<T>(build: (serviceName: string) => T): (serviceName: string) => T 
 
 const projectScopePattern = once((serviceName) => new RegExp(`^urn:${serviceName}:iam:org:project:id:([0-9A-Za-z_-]+):aud$`));
 
-/** Role scopes (SPEC §12): `…:project:roles` asks for every role, `…:project:role:{key}` for that role. */
+/** Role scopes (docs/management-api.md#roles): `…:project:roles` asks for every role, `…:project:role:{key}` for that role. */
 export interface RoleScopes {
   all: boolean;
   keys: string[];
@@ -66,9 +67,9 @@ export interface GrantedScopes {
 
 /**
  * Validates requested scopes for a client of organization `orgId` (for a machine user, its own
- * organization; for a user's sign-in, the application's). SPEC 10.6: a project audience scope is
- * granted only for a project of that organization, and every other project id, existing or not,
- * gets the same answer, so the error tells nobody which project ids exist (SPEC 10.15).
+ * organization; for a user's sign-in, the application's). docs/security.md 10.6: a project audience
+ * scope is granted only for a project of that organization, and every other project id, existing or
+ * not, gets the same answer, so the error tells nobody which project ids exist.
  */
 export async function checkScopes(gh: Gatehouse, requested: string[], orgId: string): Promise<GrantedScopes> {
   const service = gh.config.serviceName;
@@ -105,7 +106,7 @@ export function apiAudience(gh: Gatehouse): string {
   return gh.config.externalUrl;
 }
 
-/** SPEC §6: the client id, the client's project, every project named by a scope, and the API when asked. */
+/** docs/decisions.md#audience: the client id, the client's project, every project named by a scope, and the API when asked. */
 export function audienceFor(gh: Gatehouse, clientId: string, clientProjectId: string | undefined, granted: GrantedScopes): string[] {
   const audience = [clientId];
   if (clientProjectId) audience.push(clientProjectId);

@@ -1,8 +1,8 @@
 /**
- * POST /oauth/v2/token (RFC 6749 §3.2, seed §4.5): a short fixed pipeline. Parse the form, find the
- * grant, reject repeated parameters (but those the grant declares repeatable, RFC 8693 §2.1),
- * authenticate the client, check the grant is allowed for it, keep only the parameters the grant
- * knows, dispatch.
+ * POST /oauth/v2/token (RFC 6749 §3.2, docs/endpoints.md#token-endpoint): a short fixed pipeline.
+ * Parse the form, find the grant, reject repeated parameters (but those the grant declares
+ * repeatable, RFC 8693 §2.1), authenticate the client, check the grant is allowed for it, keep only
+ * the parameters the grant knows, dispatch.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gatehouse } from '../context.ts';

@@ -1,8 +1,8 @@
 /**
- * GET and POST /oidc/v1/userinfo (OIDC Core §5.3, seed §4.7, SPEC §6). The user's access token comes
- * as a Bearer header (RFC 6750 §2.1) or, on POST, as the access_token form parameter (§2.2), never
- * both. It must be valid, unrevoked and carry openid; the answer is `sub` and the claims of the
- * granted scopes. Refusals carry the RFC 6750 §3 challenge.
+ * GET and POST /oidc/v1/userinfo (OIDC Core §5.3, docs/endpoints.md#userinfo-endpoint). The user's
+ * access token comes as a Bearer header (RFC 6750 §2.1) or, on POST, as the access_token form
+ * parameter (§2.2), never both. It must be valid, unrevoked and carry openid; the answer is `sub`
+ * and the claims of the granted scopes. Refusals carry the RFC 6750 §3 challenge.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';

@@ -12,8 +12,9 @@ export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 /**
  * What an application's `grantTypes` may list. `implicit` is an authorization endpoint flow with no
- * token endpoint grant; client_credentials and the JWT profile are machine users' (SPEC §5), but
- * client_credentials stays listable for compatibility with ZITADEL's application settings.
+ * token endpoint grant; client_credentials and the JWT profile are machine users'
+ * (docs/decisions.md#machine-users-as-clients), but client_credentials stays listable for
+ * compatibility with ZITADEL's application settings.
  */
 export const APP_GRANT_TYPES = [AUTHORIZATION_CODE, IMPLICIT, REFRESH_TOKEN, CLIENT_CREDENTIALS, TOKEN_EXCHANGE] as const;
 export type AppGrantType = (typeof APP_GRANT_TYPES)[number];

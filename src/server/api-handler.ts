@@ -13,8 +13,8 @@
  * (to Express for HTTP/1.1; for HTTP/2 the caller answers 404 itself).
  *
  * JSON input (Connect and REST) ignores unknown fields, as ZITADEL's gateway and connect-go do, so
- * clients built against newer ZITADEL protos keep working (interop issue 10 item 5); binary protobuf
- * ignores them as the wire format requires.
+ * clients built against newer ZITADEL protos keep working (docs/decisions.md#json-input); binary
+ * protobuf ignores them as the wire format requires.
  *
  * Streaming calls served without a token (health Watch, reflection) are capped per client address
  * and in total (src/api/stream-limits.ts); every call carries its client address key for that.
@@ -57,7 +57,7 @@ export interface ApiDeps {
   instanceId: () => string;
   /** `<service>` of the reserved API audience scope (GATEHOUSE_SERVICE_NAME). */
   serviceName: string;
-  /** The audience that scope adds to tokens, which every call's token must carry (SPEC 10.5). */
+  /** The audience that scope adds to tokens, which every call's token must carry (docs/security.md 10.5). */
   apiAudience: string;
   /** Largest accepted request message or REST body, in bytes (GATEHOUSE_MAX_BODY_BYTES). */
   maxBodyBytes: number;
@@ -83,7 +83,7 @@ export interface ApiHandler {
   handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
   /** The REST routes the transcoder serves (what /openapi.json describes). */
   readonly restRoutes: RestRoutes;
-  /** The server stops: health reports NOT_SERVING and its watches end (SIGTERM, SPEC §9). */
+  /** The server stops: health reports NOT_SERVING and its watches end (SIGTERM, docs/operations.md#signals). */
   shutDown(): void;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The Express application: OAuth/OIDC endpoints and operations endpoints, HTTP/1.1 only (SPEC §2).
- * No global middleware: each route gets only what it needs, so hot endpoints stay lean.
+ * The Express application: OAuth/OIDC endpoints and operations endpoints, HTTP/1.1 only
+ * (docs/endpoints.md#one-port-four-protocols). No global middleware: each route gets only what it
+ * needs, so hot endpoints stay lean.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
@@ -101,7 +102,7 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
   });
   app.get('/metrics', (req, res, next) => {
     if (!metricsAllowed(gh.config.metricsToken, req.headers.authorization)) {
-      // SPEC 10.14: with GATEHOUSE_METRICS_TOKEN set, only its bearer may read the metrics.
+      // docs/security.md 10.14: with GATEHOUSE_METRICS_TOKEN set, only its bearer may read the metrics.
       res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').set('Cache-Control', 'no-store');
       res.json({ message: 'metrics need the metrics bearer token' }); // RFC 6750 §3.1: no error code without credentials
       return;
@@ -111,7 +112,8 @@ export function createApp(gh: Gatehouse, state: AppState): express.Express {
 
   app.use((req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store');
-    // Under the API's REST prefixes a miss answers in the API's error shape (SPEC §4), elsewhere in OAuth's.
+    // Under the API's REST prefixes a miss answers in the API's error shape (docs/errors.md#the-api),
+    // elsewhere in OAuth's.
     if (API_PREFIXES.some((prefix) => req.path.startsWith(prefix))) res.json({ code: 5, message: 'no such API path', details: [] });
     else res.json({ error: 'not_found', error_description: 'no such endpoint' });
   });

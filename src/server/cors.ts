@@ -1,8 +1,8 @@
 /**
- * CORS for browser apps (SPEC §1: SPAs use the token endpoint with PKCE, then gRPC-web or REST with the
- * access token). An origin is allowed when it is the origin of a redirect or post-logout URI registered
- * by an application of this instance (how node-oidc-provider and ZITADEL scope it), or our own. No
- * credentials: browser apps send tokens in headers, never our cookies.
+ * CORS for browser apps (docs/decisions.md#cors: SPAs use the token endpoint with PKCE, then gRPC-web
+ * or REST with the access token). An origin is allowed when it is the origin of a redirect or
+ * post-logout URI registered by an application of this instance (how node-oidc-provider and ZITADEL
+ * scope it), or our own. No credentials: browser apps send tokens in headers, never our cookies.
  */
 import type http from 'node:http';
 import { httpOrigin } from '../domain/kernel/origin.ts';

@@ -67,7 +67,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
     db,
     instanceId: () => instanceId,
     serviceName: config.serviceName,
-    apiAudience: apiAudience(gh), // SPEC 10.5
+    apiAudience: apiAudience(gh), // docs/security.md 10.5
     maxBodyBytes: config.maxBodyBytes,
     grpcReflection: config.grpcReflection,
     trustedProxies: config.trustedProxies,
@@ -82,13 +82,13 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
   const hot = hotPosts(gh);
 
   const accessLog = log.isLevelEnabled('debug');
-  const hsts = servesHttps(config); // SPEC 10.14: under https every response carries HSTS
+  const hsts = servesHttps(config); // docs/security.md 10.14: under https every response carries HSTS
   /** Metrics and the access log (debug level) for one request; returns its request id. */
   const observe = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): string => {
     const started = process.hrtime.bigint();
     const id = requestIdFor(req.headers['x-request-id']);
     res.setHeader('x-request-id', id);
-    if (hsts) res.setHeader('strict-transport-security', 'max-age=31536000'); // SPEC 10.14
+    if (hsts) res.setHeader('strict-transport-security', 'max-age=31536000'); // docs/security.md 10.14
     res.once('finish', () => {
       const route = routeLabel(req.url ?? '/');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

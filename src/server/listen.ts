@@ -1,10 +1,11 @@
 /**
- * The one listener (SPEC §2). Cleartext: each connection is sniffed for the HTTP/2 prior-knowledge
- * preface and handed to the h2c server (gRPC and Connect over h2) or to the HTTP/1.1 server (Express,
- * REST, Connect, gRPC-web). TLS: ALPN picks h2 for clients that offer only h2 (gRPC clients) and
- * http/1.1 for clients that offer both (browsers), because Express cannot run on HTTP/2.
+ * The one listener (docs/endpoints.md#one-port-four-protocols). Cleartext: each connection is sniffed
+ * for the HTTP/2 prior-knowledge preface and handed to the h2c server (gRPC and Connect over h2) or
+ * to the HTTP/1.1 server (Express, REST, Connect, gRPC-web). TLS: ALPN picks h2 for clients that
+ * offer only h2 (gRPC clients) and http/1.1 for clients that offer both (browsers), because Express
+ * cannot run on HTTP/2.
  *
- * Connection limits (SPEC 10.8), the same for cleartext, h2c and TLS: see ConnectionLimits.
+ * Connection limits (docs/security.md 10.8), the same for cleartext, h2c and TLS: see ConnectionLimits.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -17,7 +18,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 export type Http1Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 export type Http2Handler = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
 
-/** SPEC 10.8, in milliseconds and bytes. Tests pass smaller values; the server uses the defaults. */
+/** docs/security.md 10.8, in milliseconds and bytes. Tests pass smaller values; the server uses the defaults. */
 export interface ConnectionLimits {
   /** Request headers must arrive within this long (HTTP/1.1). */
   headersMs: number;
@@ -105,7 +106,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   h1.emit('listening');
 
   const h2 = http2.createServer({}, (req, res) => {
-    // SPEC 10.8: each stream's request must arrive within requestMs, as on HTTP/1.1.
+    // docs/security.md 10.8: each stream's request must arrive within requestMs, as on HTTP/1.1.
     if (!req.complete) {
       const deadline = setTimeout(() => {
         if (req.complete) return;
@@ -125,10 +126,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   h2.on('session', (session) => {
     h2Sessions.add(session);
     session.on('close', () => h2Sessions.delete(session));
-    // SPEC 10.8: an idle HTTP/2 session is closed (GOAWAY), and destroyed if a stream still hangs on.
-    // A session with a stream open is not idle, however quiet: a health Watch waits for a change for
-    // minutes (such streams are capped per address and end after their maximum age), and a stream
-    // whose request is slow to arrive has its own deadline above.
+    // docs/security.md 10.8: an idle HTTP/2 session is closed (GOAWAY), and destroyed if a stream
+    // still hangs on. A session with a stream open is not idle, however quiet: a health Watch waits
+    // for a change for minutes (such streams are capped per address and end after their maximum age),
+    // and a stream whose request is slow to arrive has its own deadline above.
     let open = 0;
     session.on('stream', (stream: http2.ServerHttp2Stream) => {
       open += 1;
@@ -165,7 +166,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     if ((inFlight.get(socket) ?? 0) === 0) socket.destroy();
   });
 
-  /** SPEC 10.8: no byte for silentMs (before the protocol is known, or on an idle HTTP/1.1 connection) closes it. */
+  /** docs/security.md 10.8: no byte for silentMs (before the protocol is known, or on an idle HTTP/1.1 connection) closes it. */
   const watchSilence = (socket: net.Socket) => {
     socket.setTimeout(limits.silentMs);
     socket.on('timeout', () => {

@@ -21,7 +21,7 @@ export interface Running {
   gh: Gatehouse;
   listener: Listener;
   url: string;
-  /** The outbox delivery worker (SPEC §8); `kick()` after queueing mail sends it without waiting for the next poll. */
+  /** The outbox delivery worker (docs/decisions.md#mail-delivery); `kick()` after queueing mail sends it without waiting for the next poll. */
   mail: MailWorker;
   /** SIGTERM behaviour: stop accepting, finish in-flight requests (up to 10 s), stop workers, close the database. */
   stop(): Promise<void>;
@@ -55,7 +55,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
 
   const url = `${config.tlsCert ? 'https' : 'http'}://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listener.port}`;
   log.info({ port: listener.port, issuer: config.externalUrl }, 'gatehouse is listening');
-  // SPEC §11: an IP-address host is no valid relying party id; say so once, at start.
+  // An IP-address host is no valid relying party id (docs/passkeys.md#the-relying-party); say so once, at start.
   const passkeys = passkeyStatus(config);
   if (passkeys.enabled) log.info({ passkeys: true }, passkeys.message);
   else log.warn({ passkeys: false }, passkeys.message);

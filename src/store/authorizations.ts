@@ -1,6 +1,6 @@
 /**
- * The `authorizations` table: roles of a project given to a user (SPEC §12), one row per user and
- * project, in the project's organization.
+ * The `authorizations` table: roles of a project given to a user
+ * (docs/decisions.md#authorizations), one row per user and project, in the project's organization.
  */
 import { sql, type Expression, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { DB } from './database.ts';

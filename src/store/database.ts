@@ -57,7 +57,8 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
       const created = new pg.Pool({
         connectionString: config.databaseUrl,
         max,
-        // A request that needs the database answers 503 within a few seconds when it is down (SPEC §9).
+        // A request that needs the database answers 503 within a few seconds when it is down
+        // (docs/operations.md#health).
         connectionTimeoutMillis: 3000,
         // PostgreSQL itself cancels a statement past the timeout, so it stops running and its
         // connection serves the next request; a client-side timeout alone left it running on.

@@ -1,8 +1,9 @@
 /**
- * The `outbox` table (SPEC §8): mail written in the same transaction as whatever it reports, the
- * counts behind the mail limits, and the statements of the delivery worker (mail/worker.ts), which
- * claims due rows with `for update skip locked` so that processes on one database never share a row.
- * Times are the database's (`now()`), so every process counts and schedules alike.
+ * The `outbox` table (docs/decisions.md#mail-delivery): mail written in the same transaction as
+ * whatever it reports, the counts behind the mail limits, and the statements of the delivery worker
+ * (mail/worker.ts), which claims due rows with `for update skip locked` so that processes on one
+ * database never share a row. Times are the database's (`now()`), so every process counts and
+ * schedules alike.
  */
 import { sql, type Insertable } from 'kysely';
 import type { DB } from './database.ts';
@@ -21,7 +22,7 @@ export interface DueMail {
   attempts: number;
 }
 
-/** What `sent` leaves of a row (SPEC 10.2): the bodies (with their codes) go. */
+/** What `sent` leaves of a row (docs/security.md 10.2): the bodies (with their codes) go. */
 const WITHOUT_BODIES = { text_body: '', html_body: '' } as const;
 
 export async function insertOutboxMail(db: DB, mail: Insertable<OutboxTable>): Promise<void> {
@@ -114,7 +115,7 @@ export async function recordMailFailure(db: DB, id: string, attempts: number, la
     .execute();
 }
 
-/** Records a row as sent (SPEC 10.2: its bodies are removed). */
+/** Records a row as sent (docs/security.md 10.2: its bodies are removed). */
 export async function markMailSent(db: DB, id: string): Promise<void> {
   await db.updateTable('outbox').set({ sent_at: sql<Date>`now()`, last_error: null, ...WITHOUT_BODIES }).where('id', '=', id).execute();
 }

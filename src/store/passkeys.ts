@@ -1,5 +1,5 @@
 /**
- * Passkeys (`passkeys`, `passkey_challenges`, `passkey_codes`; SPEC §11): WebAuthn credentials
+ * Passkeys (`passkeys`, `passkey_challenges`, `passkey_codes`; docs/passkeys.md): WebAuthn credentials
  * (pending until their registration is verified), the single-use challenges of passkey sign-ins,
  * and the codes that let someone register a passkey for a user. Every statement of the three tables.
  */

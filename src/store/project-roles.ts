@@ -1,4 +1,4 @@
-/** The `project_roles` table: the roles a project defines (SPEC §12). */
+/** The `project_roles` table: the roles a project defines (docs/management-api.md#roles). */
 import type { Expression, ExpressionBuilder, Insertable, Selectable, SqlBool, Updateable } from 'kysely';
 import type { DB } from './database.ts';
 import { textCondition, type Page, type TextFilter } from './list-query.ts';

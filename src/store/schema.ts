@@ -26,7 +26,7 @@ export interface OrgsTable {
   instance_id: string;
   name: string;
   primary_domain: string;
-  /** SPEC 10.12: self-registration into this org; null = the default (only the default org allows it). */
+  /** docs/security.md 10.12: self-registration into this org; null = the default (only the default org allows it). */
   allow_register: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
   created_at: Timestamp;
   changed_at: Timestamp;
@@ -396,7 +396,7 @@ export interface OutboxTable {
   next_attempt_at: Timestamp;
   sent_at: NullableTimestamp;
   last_error: string | null;
-  /** Whose code the mail carries, for the per-user limit (SPEC 10.2); null for rows before it. */
+  /** Whose code the mail carries, for the per-user limit (docs/security.md 10.2); null for rows before it. */
   user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 

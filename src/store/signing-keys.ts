@@ -1,6 +1,7 @@
 /**
- * The `signing_keys` table (SPEC §6): public JWK and encrypted private key of every key still
- * published, and the advisory lock that serializes rotations across every Gatehouse process.
+ * The `signing_keys` table (docs/decisions.md#signing-keys): public JWK and encrypted private key
+ * of every key still published, and the advisory lock that serializes rotations across every
+ * Gatehouse process.
  */
 import { sql, type Insertable } from 'kysely';
 import type { DB } from './database.ts';

@@ -1,6 +1,7 @@
 /**
- * The `used_assertions` table: the JWT assertions already accepted (RFC 7523 §3 item 7, SPEC 10.9),
- * one row per signer and assertion id, kept until the assertion can no longer be accepted.
+ * The `used_assertions` table: the JWT assertions already accepted (RFC 7523 §3 item 7,
+ * docs/security.md 10.9), one row per signer and assertion id, kept until the assertion can no
+ * longer be accepted.
  */
 import { CompiledQuery } from 'kysely';
 import { preparedText, type DB } from './database.ts';

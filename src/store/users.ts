@@ -44,9 +44,9 @@ export async function findMachineUsersByName(db: DB, userName: string): Promise<
 }
 
 /**
- * Whether any user (human or machine) of the instance has that name, case-insensitively. SPEC 10.12:
- * self-registration refuses it, so that a newcomer cannot make another organization's user's short
- * login name ambiguous.
+ * Whether any user (human or machine) of the instance has that name, case-insensitively.
+ * docs/security.md 10.12: self-registration refuses it, so that a newcomer cannot make another
+ * organization's user's short login name ambiguous.
  */
 export async function userNameTaken(db: DB, instanceId: string, userName: string): Promise<boolean> {
   const row = await db
@@ -276,7 +276,7 @@ export async function deleteUser(db: DB, userId: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', userId).execute();
 }
 
-/** Whether another user of the instance than `exceptId` has that name, case-insensitively (SPEC 10.12). */
+/** Whether another user of the instance than `exceptId` has that name, case-insensitively (docs/security.md 10.12). */
 export async function userNameTakenByOther(db: DB, instanceId: string, userName: string, exceptId: string): Promise<boolean> {
   const row = await db
     .selectFrom('users')

@@ -1,7 +1,7 @@
 /**
- * zitadel.app.v2beta.AppService (SPEC §5, §12) end to end: a real server, tokens from its token
- * endpoint, clients built from ZITADEL's own descriptors over the four protocols, and REST. The
- * applications it creates sign users in, their secrets and keys authenticate at the token and
+ * zitadel.app.v2beta.AppService (docs/management-api.md) end to end: a real server, tokens from its
+ * token endpoint, clients built from ZITADEL's own descriptors over the four protocols, and REST.
+ * The applications it creates sign users in, their secrets and keys authenticate at the token and
  * introspection endpoints, and a replaced secret, a deleted application or a deleted key is
  * `invalid_client` at the next request.
  */
@@ -32,7 +32,7 @@ beforeAll(async () => {
   const document = managementDocument();
   const orgs = document['orgs'] as { projects: { apps?: unknown[] }[] }[];
   orgs[1]!.projects[0]!.apps = [{ id: REMOTE_APP, name: 'remote-api', clientId: 'remote-api', clientSecret: 'remote-api-secret', type: 'api', authMethod: 'client_secret_basic' }];
-  // Failed client authentications are what these tests provoke: no throttling (SPEC 10.11) in the way.
+  // Failed client authentications are what these tests provoke: no throttling (docs/security.md 10.11) in the way.
   server = await startTestServer(document, { GATEHOUSE_FAILED_AUTH_RATE_LIMIT: '1000' });
   tokens = await apiTokens(server);
 });
@@ -307,7 +307,7 @@ describe('creating applications', () => {
 });
 
 describe('updating applications', () => {
-  it('changes what the request names and keeps the rest (SPEC §12)', async () => {
+  it('changes what the request names and keeps the rest (docs/management-api.md#services-and-calls)', async () => {
     const created = await createOidc('updatable', {
       postLogoutRedirectUris: ['https://app.example/bye'],
       grantTypes: [OIDCGrantType.OIDC_GRANT_TYPE_AUTHORIZATION_CODE, OIDCGrantType.OIDC_GRANT_TYPE_REFRESH_TOKEN],

@@ -1,10 +1,11 @@
 /**
- * UserService contact email calls (SPEC §3, §8; seed 4.2) against the real server: REST with plain
- * fetch and gRPC (h2c) for every error row, plus gRPC-web and Connect for the main path. User tokens
- * come from a browser sign-in through the domain exchanged at the token endpoint; admin tokens from
- * client_credentials. Mailed codes are read from a real SMTP server the server delivers to; outbox
- * rows and stored codes from the database. A user gets its own codes by mail only (SPEC 10.1);
- * `returnCode` is an administrator's (here the IAM_OWNER machine user `reporter`).
+ * UserService contact email calls (docs/endpoints.md#userservice-v3alpha-the-contact-email) against
+ * the real server: REST with plain fetch and gRPC (h2c) for every error row, plus gRPC-web and
+ * Connect for the main path. User tokens come from a browser sign-in through the domain exchanged
+ * at the token endpoint; admin tokens from client_credentials. Mailed codes are read from a real
+ * SMTP server the server delivers to; outbox rows and stored codes from the database. A user gets
+ * its own codes by mail only (docs/security.md 10.1); `returnCode` is an administrator's (here the
+ * IAM_OWNER machine user `reporter`).
  */
 import { fromJson, toJson, type JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
@@ -25,7 +26,7 @@ import { basic, postForm, request } from '../support/http.ts';
 import { signedInCode } from '../support/sign-in.ts';
 
 const REDIRECT_URI = 'http://localhost:3000/callback';
-/** The origin of shop-web's redirect URI: verification links may lead there (SPEC 10.2). */
+/** The origin of shop-web's redirect URI: verification links may lead there (docs/security.md 10.2). */
 const APP_ORIGIN = 'http://localhost:3000';
 const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
 const USERS = {
@@ -121,7 +122,7 @@ const REST: Protocol = {
     });
     if (reply.status === 200) return { code: undefined, body: reply.json as JsonObject };
     const code = reply.json['code'] as Code;
-    // The REST status follows the gRPC code (SPEC §4), and the body carries the ErrorDetail.
+    // The REST status follows the gRPC code (docs/errors.md#the-api), and the body carries the ErrorDetail.
     expect(reply.status).toBe(HTTP_STATUS[code]);
     expect(reply.json['details']).toEqual([expect.objectContaining({ '@type': 'type.googleapis.com/zitadel.v1.ErrorDetail', id: expect.any(String) })]);
     return { code, body: reply.json as JsonObject };
@@ -193,10 +194,10 @@ describe.each([REST, GRPC].map((p) => [p.name, p] as const))('error rows over %s
     ['resend: an unclosed action', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'https://app.test/v?c={{.Code' } }, Code.InvalidArgument],
     ['resend: a javascript: template', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'javascript:alert("{{.Code}}")' } }, Code.InvalidArgument],
     ['resend: a relative template', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: '/verify?c={{.Code}}' } }, Code.InvalidArgument],
-    // SPEC 10.2: links lead to Gatehouse or to an application of the user's organization only
+    // docs/security.md 10.2: links lead to Gatehouse or to an application of the user's organization only
     ['resend: a template leading to a foreign site', 'resend', IDS.bob, () => tokens.reporter, { sendCode: { urlTemplate: 'https://app.test/v?c={{.Code}}' } }, Code.InvalidArgument],
     ['resend: a template leading to an app of another org', 'resend', USERS.carol, () => tokens.reporter, { sendCode: { urlTemplate: 'http://localhost:3000/v?c={{.Code}}' } }, Code.InvalidArgument],
-    // SPEC 10.1: a user gets its own code by mail only
+    // docs/security.md 10.1: a user gets its own code by mail only
     ['resend: the user itself with returnCode', 'resend', IDS.bob, () => tokens.bob, { returnCode: {} }, Code.PermissionDenied],
     ['resend: a token without the API audience scope', 'resend', IDS.bob, () => tokens.reporterNoApi, { returnCode: {} }, Code.PermissionDenied],
     ['set: a machine user without a role', 'set', IDS.bob, () => tokens.plainBot, SET_RETURN('bob2@acme.test'), Code.PermissionDenied],

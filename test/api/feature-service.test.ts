@@ -164,7 +164,7 @@ describe.each(protocols)('FeatureService over %s', (protocol) => {
     expect(error.findDetails(ErrorDetailSchema)[0]?.id).toBe('AUTH-Scope');
   });
 
-  // issue 9 item 5 / SPEC 10.5: the API scope is not enough, the audience must name the API
+  // docs/security.md 10.5: the API scope is not enough, the audience must name the API
   it('refuses a token whose audience lacks the API with Unauthenticated "invalid audience"', async () => {
     const error = await rejection(client().getInstanceFeatures({}, bearer('narrowed-token')));
     expect(error.code).toBe(Code.Unauthenticated);
@@ -250,7 +250,7 @@ describe('FeatureService over REST', () => {
       errorBody(Code.PermissionDenied, 'AUTH-Scope', `token lacks required scope: ${API_SCOPE}`),
       `Bearer error="insufficient_scope", scope="openid ${API_SCOPE}"`,
     ],
-    // issue 9 item 5 / SPEC 10.5
+    // docs/security.md 10.5
     ['a token without the API audience', { authorization: 'Bearer narrowed-token' }, 401, errorBody(Code.Unauthenticated, 'AUTH-Audience', 'invalid audience'), 'Bearer error="invalid_token"'],
   ])('answers GET with %s by the error body', async (_name, headers, status, body, challenge) => {
     const response = await call('GET', url(), { headers });
@@ -259,7 +259,7 @@ describe('FeatureService over REST', () => {
     expect(response.headers.get('www-authenticate')).toBe(challenge);
   });
 
-  it('answers 503 with Retry-After and a static body while the password-hashing queue is full (SPEC 10.11)', async () => {
+  it('answers 503 with Retry-After and a static body while the password-hashing queue is full (docs/security.md 10.11)', async () => {
     const response = await call('GET', url(), { headers: { authorization: 'Bearer busy-token' } });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('1');
@@ -357,7 +357,7 @@ describe('malformed protobuf binary', () => {
       const session = http2.connect(h2Url);
       session.on('error', reject);
       const stream = session.request({ ':method': 'POST', ':path': '/zitadel.feature.v2.FeatureService/SetInstanceFeatures', 'content-type': 'application/grpc', te: 'trailers', authorization: 'Bearer owner-token' });
-      // An error before any message is trailers-only (issue 10 item 2): the status is in the headers.
+      // An error before any message is trailers-only: the status is in the headers.
       stream.on('response', (headers) => resolve({ status: headers['grpc-status'] as string, message: headers['grpc-message'] as string }));
       stream.on('end', () => session.close());
       stream.on('error', reject);

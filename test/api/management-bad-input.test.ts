@@ -1,8 +1,8 @@
 /**
- * The bad-input sweep over every route of the management API (SPEC §12): each REST route of the
- * five services and each of their methods over Connect gets malformed, mistyped, oversized and
- * unauthenticated input. Every answer is a 4xx in the API's error shape: never a 500, never a
- * stack trace, never an echo of what was sent.
+ * The bad-input sweep over every route of the management API (docs/management-api.md): each REST
+ * route of the five services and each of their methods over Connect gets malformed, mistyped,
+ * oversized and unauthenticated input. Every answer is a 4xx in the API's error shape: never a 500,
+ * never a stack trace, never an echo of what was sent.
  */
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import { http } from '../../gen/google/api/annotations_pb.js';

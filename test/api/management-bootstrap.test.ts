@@ -1,5 +1,6 @@
 /**
- * The bootstrap file and the management API manage the same objects (issue 12, SPEC §12):
+ * The bootstrap file and the management API manage the same objects
+ * (docs/management-api.md#the-bootstrap-file-and-the-api-side-by-side):
  * re-applying an unchanged file touches nothing created through the API, neither new objects nor
  * what the API added to the file's objects (roles of a file project, authorizations, a machine's
  * secret, roles in another organization).

@@ -1,7 +1,8 @@
 /**
- * The management API's organizations, projects, roles and authorizations (SPEC §12) end to end:
- * a real server, tokens from its token endpoint, and clients built from ZITADEL's own descriptors
- * over gRPC, gRPC-web and Connect, plus REST. The roles an authorization gives reach the tokens.
+ * The management API's organizations, projects, roles and authorizations (docs/management-api.md)
+ * end to end: a real server, tokens from its token endpoint, and clients built from ZITADEL's own
+ * descriptors over gRPC, gRPC-web and Connect, plus REST. The roles an authorization gives reach
+ * the tokens.
  */
 import { createClient, Code } from '@connectrpc/connect';
 import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';

@@ -123,7 +123,7 @@ describe('GET /openapi.json', () => {
       expect(operation?.summary).toBe(route.method.name);
       expect(operation?.operationId).toBe(`${route.method.parent.typeName}.${route.method.name}`);
     }
-    // the operations of the seed (SPEC §3) among them
+    // the API's first operations (docs/endpoints.md#the-api) among them
     expect(Object.keys(document.paths['/auth/v1/users/me/auth_factors/otp'] ?? {}).sort()).toEqual(['delete', 'post']);
     expect(Object.keys(document.paths['/v2/features/instance'] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
   });

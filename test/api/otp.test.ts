@@ -1,9 +1,9 @@
 /**
- * AuthService OTP calls (SPEC §3, seed 4.1) against the real server with real user tokens (a code
- * from a browser sign-in, exchanged at the token endpoint): REST with plain fetch, gRPC (h2c),
- * gRPC-web and Connect. Codes are computed with `otpauth` from the returned secret. Every token
- * carries the API audience (SPEC 10.5); removing a ready factor takes a token from a sign-in with
- * the OTP step (SPEC 10.4).
+ * AuthService OTP calls (docs/endpoints.md#authservice-the-authenticator-app) against the real
+ * server with real user tokens (a code from a browser sign-in, exchanged at the token endpoint):
+ * REST with plain fetch, gRPC (h2c), gRPC-web and Connect. Codes are computed with `otpauth` from
+ * the returned secret. Every token carries the API audience (docs/security.md 10.5); removing a
+ * ready factor takes a token from a sign-in with the OTP step (docs/security.md 10.4).
  */
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
@@ -131,7 +131,7 @@ describe('over REST', () => {
     expect(reply.status).toBe(200);
     expect(reply.json['details']).toEqual({ sequence: expect.stringMatching(/^\d+$/), changeDate: expect.any(String), resourceOwner: IDS.org });
     expect((await factorRows(IDS.alice))[0]!.state).toBe('ready');
-    // SPEC 10.3: a right code here resets no failure count (only a complete sign-in does)
+    // docs/security.md 10.3: a right code here resets no failure count (only a complete sign-in does)
     const user = await server.running.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', IDS.alice).executeTakeFirstOrThrow();
     expect(user.failed_attempts).toBe(1);
     // replay: the step already accepted is refused, the next one is not
@@ -250,7 +250,7 @@ describe.each(transports)('over %s', (name, transport) => {
     expect(await codeOf(client.verifyMyAuthFactorOTP({ code: codeFor(added.secret) }, withToken(token)))).toBe(Code.FailedPrecondition);
     expect(await codeOf(client.addMyAuthFactorOTP({}, withToken(token)))).toBe(Code.AlreadyExists);
 
-    // SPEC 10.4: the sign-in behind `token` did not use the factor; one that did may remove it
+    // docs/security.md 10.4: the sign-in behind `token` did not use the factor; one that did may remove it
     expect(await codeOf(client.removeMyAuthFactorOTP({}, withToken(token)))).toBe(Code.PermissionDenied);
     const withOtp = await userToken(userId, undefined, WITH_OTP);
     const removed = await client.removeMyAuthFactorOTP({}, withToken(withOtp));

@@ -1,10 +1,10 @@
 /**
- * zitadel.user.v2 passkey calls (SPEC §11, 10.1, 10.13) end to end: a real server whose external
- * URL is http://localhost:PORT (a valid relying party), clients built from ZITADEL's own descriptors
- * over gRPC, gRPC-web and Connect, REST on ZITADEL's paths, and a software authenticator
- * (support/webauthn.ts) in the browser's place. A passkey registered through the API signs in
- * through the domain functions the login UI calls; removed, it no longer does. A second server on
- * an IP-address URL answers every passkey call FailedPrecondition.
+ * zitadel.user.v2 passkey calls (docs/passkeys.md#the-api; docs/security.md 10.1, 10.13) end to
+ * end: a real server whose external URL is http://localhost:PORT (a valid relying party), clients
+ * built from ZITADEL's own descriptors over gRPC, gRPC-web and Connect, REST on ZITADEL's paths,
+ * and a software authenticator (support/webauthn.ts) in the browser's place. A passkey registered
+ * through the API signs in through the domain functions the login UI calls; removed, it no longer
+ * does. A second server on an IP-address URL answers every passkey call FailedPrecondition.
  */
 import type { JsonObject } from '@bufbuild/protobuf';
 import { Code, createClient } from '@connectrpc/connect';
@@ -74,7 +74,7 @@ beforeAll(async () => {
       },
     ],
   });
-  // The mail worker empties a message's bodies once it is sent, or logged without SMTP (SPEC 10.2), so
+  // The mail worker empties a message's bodies once it is sent, or logged without SMTP (docs/security.md 10.2), so
   // a test reads the links from the mail as delivered, not from the outbox: that raced the worker.
   await mailbox.start(0);
   [server, disabled] = await Promise.all([
@@ -229,7 +229,7 @@ describe('registration links', () => {
     ]);
   });
 
-  it('mails a link where the template leads, within SPEC 10.2', async () => {
+  it('mails a link where the template leads, within docs/security.md 10.2', async () => {
     const template = `${origin}/register?user={{.UserID}}&id={{.CodeID}}&code={{.Code}}`;
     await users().createPasskeyRegistrationLink({ userId: MGMT.alice, medium: { case: 'sendLink', value: { urlTemplate: template } } }, as('orgAdmin'));
     expect(partOf((await nthMailTo(mailbox, 'alice@managed.test', 1)).raw, 'text/plain')).toMatch(new RegExp(`${origin}/register\\?user=${MGMT.alice}&id=\\d+&code=[A-Za-z0-9]{12}`));
@@ -244,7 +244,7 @@ describe('permissions and bad input', () => {
   const users = () => createClient(UserService, transports(() => server)[1]![1]());
   const as = (caller: Caller) => withToken(tokens[caller]);
 
-  it('the user itself or an administrator of it (SPEC 10.13); NotFound only for who may see', async () => {
+  it('the user itself or an administrator of it (docs/security.md 10.13); NotFound only for who may see', async () => {
     expect((await failure(users().registerPasskey({ userId: MGMT.alice }, as('plain')))).code).toBe(Code.PermissionDenied);
     expect((await failure(users().registerPasskey({ userId: MGMT.alice }, as('otherAdmin')))).code).toBe(Code.PermissionDenied);
     expect((await failure(users().listPasskeys({ userId: MGMT.instanceOwner }, as('orgAdmin')))).code).toBe(Code.PermissionDenied);
@@ -253,7 +253,7 @@ describe('permissions and bad input', () => {
     expect((await failure(users().listPasskeys({ userId: USERS.unknown }, as('orgAdmin')))).code).toBe(Code.PermissionDenied);
     expect((await failure(users().registerPasskey({ userId: USERS.robot }, as('iamAdmin')))).code).toBe(Code.FailedPrecondition);
     expect((await users().listPasskeys({ userId: MGMT.alice }, as('orgAdmin'))).result).toEqual([]);
-    // SPEC §12: a token without the API scope and audience is refused before anything is looked at.
+    // docs/management-api.md#who-may-do-what: a token without the API scope and audience is refused before anything is looked at.
     const openidOnly = await apiToken(server, 'iamAdmin', 'openid');
     expect((await failure(users().listPasskeys({ userId: MGMT.alice }, withToken(openidOnly)))).code).toBe(Code.PermissionDenied);
   });

@@ -1,7 +1,8 @@
 /**
- * The identity API under the attacks of the outside review (issue 9, SPEC 10), through the real
- * server with real tokens from the token endpoint: REST with plain fetch, and gRPC / Connect where
- * the protocol matters. Each test names the item it covers; each failed on the code before the fix.
+ * The identity API under the attacks of the outside review (rules in docs/security.md), through the
+ * real server with real tokens from the token endpoint: REST with plain fetch, and gRPC / Connect
+ * where the protocol matters. Each test names the rule it covers; each failed on the code before
+ * the fix.
  */
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
@@ -118,8 +119,8 @@ async function failure(call: Promise<unknown>): Promise<ConnectError> {
   throw new Error('expected the call to fail');
 }
 
-describe('email ownership (issue 9 item 1 / SPEC 10.1)', () => {
-  // issue 9 item 1 / SPEC 10.1: the attack as reported, step by step
+describe('email ownership (docs/security.md 10.1)', () => {
+  // docs/security.md 10.1: the attack as reported, step by step
   it('a user cannot make an address it does not own verified: returnCode for itself is PermissionDenied', async () => {
     const bob = await apiToken(IDS.bob);
     const set = await rest('PUT', `/v3alpha/users/${IDS.bob}/email`, bob, { email: { address: 'ceo@bank.test', returnCode: {} } });
@@ -136,7 +137,7 @@ describe('email ownership (issue 9 item 1 / SPEC 10.1)', () => {
     expect(info.json).toMatchObject({ email: 'bob@acme.test', email_verified: false });
   });
 
-  // issue 9 item 1 / SPEC 10.1: acting on itself is acting on itself, whatever the roles
+  // docs/security.md 10.1: acting on itself is acting on itself, whatever the roles
   it('an IAM_OWNER acting on itself gets PermissionDenied for isVerified and returnCode, over gRPC too', async () => {
     const root = await apiToken(USERS.root);
     const setVerified = await rest('PUT', `/v3alpha/users/${USERS.root}/email`, root, { email: { address: 'root@elsewhere.test', isVerified: true } });
@@ -162,8 +163,8 @@ describe('email ownership (issue 9 item 1 / SPEC 10.1)', () => {
   });
 });
 
-describe('administrative boundaries (issue 9 item 14 / SPEC 10.13)', () => {
-  // issue 9 item 14 / SPEC 10.13: the org owner alice and the instance owner root are in one org
+describe('administrative boundaries (docs/security.md 10.13)', () => {
+  // docs/security.md 10.13: the org owner alice and the instance owner root are in one org
   it('an ORG_OWNER cannot rewrite the verified email of an instance owner of its organization', async () => {
     const alice = await apiToken(IDS.alice);
     const takeover = await rest('PUT', `/v3alpha/users/${USERS.root}/email`, alice, { email: { address: 'mallory@evil.test', isVerified: true } });
@@ -188,8 +189,8 @@ describe('administrative boundaries (issue 9 item 14 / SPEC 10.13)', () => {
   });
 });
 
-describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
-  // issue 9 item 5 / SPEC 10.5: a token another organization's relying party got with `openid`
+describe('the API audience (docs/security.md 10.5)', () => {
+  // docs/security.md 10.5: a token another organization's relying party got with `openid`
   it('refuses a token issued to another application with openid alone: 401 invalid audience, no factor added', async () => {
     const foreign = await tokenOf(USERS.eve, ['openid'], OTHER_WEB);
     const reply = await rest('POST', OTP_PATH, foreign, {});
@@ -202,7 +203,7 @@ describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
     expect(grpc.rawMessage).toBe('invalid audience');
   });
 
-  // review of issue 9 (L1) / SPEC 10.5: a client id equal to the API audience does not stand in for it
+  // docs/security.md 10.5: a client id equal to the API audience does not stand in for it
   it('refuses a token of an application whose client id is the API audience, asked with openid alone', async () => {
     const token = await tokenOf(USERS.eve, ['openid'], ISSUER_NAMED);
     const reply = await rest('POST', OTP_PATH, token, {});
@@ -211,7 +212,7 @@ describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
     expect(await factorOf(USERS.eve)).toBeUndefined();
   });
 
-  // issue 9 item 5 / SPEC 10.4, 10.5: a foreign token removes no factor, whatever its sign-in
+  // docs/security.md 10.4, 10.5: a foreign token removes no factor, whatever its sign-in
   it('refuses a foreign token to remove a factor, even one from a sign-in with the authenticator app', async () => {
     await readyFactor(USERS.dora);
     const foreign = await tokenOf(USERS.dora, ['openid'], OTHER_WEB, WITH_OTP);
@@ -219,7 +220,7 @@ describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
     expect(await factorOf(USERS.dora)).toEqual({ state: 'ready' });
   });
 
-  // issue 9 item 5 / SPEC 10.5: the API scope without the API audience is not enough
+  // docs/security.md 10.5: the API scope without the API audience is not enough
   it('refuses a token whose audience a token exchange narrowed away, on every service', async () => {
     const subject = await tokenOf(USERS.eve, ['openid', API_SCOPE], EXCHANGE);
     const exchanged = await postForm(
@@ -244,8 +245,8 @@ describe('the API audience (issue 9 item 5 / SPEC 10.5)', () => {
   });
 });
 
-describe('removing the authenticator app (issue 9 item 5 / SPEC 10.4)', () => {
-  // issue 9 item 5 / SPEC 10.4: a token from a sign-in before the factor (password only) removes nothing
+describe('removing the authenticator app (docs/security.md 10.4)', () => {
+  // docs/security.md 10.4: a token from a sign-in before the factor (password only) removes nothing
   it('needs a token from a sign-in that used the factor: a password-only token gets PermissionDenied', async () => {
     const old = await apiToken(IDS.bob); // signed in with the password, before the factor existed
     await readyFactor(IDS.bob);
@@ -273,8 +274,8 @@ describe('removing the authenticator app (issue 9 item 5 / SPEC 10.4)', () => {
   });
 });
 
-describe('second-factor failures (SPEC 10.3)', () => {
-  // SPEC 10.3: codes tried through the API must not wipe the failures counted towards the lockout
+describe('second-factor failures (docs/security.md 10.3)', () => {
+  // docs/security.md 10.3: codes tried through the API must not wipe the failures counted towards the lockout
   it('a right code through VerifyMyAuthFactorOTP does not reset the failure count', async () => {
     const token = await apiToken(USERS.eve);
     await server.running.gh.db.deleteFrom('otp_factors').where('user_id', '=', USERS.eve).execute();

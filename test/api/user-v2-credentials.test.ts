@@ -1,10 +1,11 @@
 /**
- * zitadel.user.v2.UserService credential calls (SPEC §5, §12, 10.1–10.4, 10.13) end to end: a real
- * server, tokens from its token endpoint (administrators by client_credentials, users by a browser
- * sign-in exchanged for tokens), clients built from ZITADEL's own descriptors over gRPC, gRPC-web
- * and Connect, and REST on the paths ZITADEL's protos bind. The story of issue 12: a machine user
- * gets a key and signs in with the JWT profile grant, gets a secret and uses client_credentials;
- * the secret and the key are removed and stop working at once.
+ * zitadel.user.v2.UserService credential calls (docs/management-api.md; docs/security.md 10.1–10.4,
+ * 10.13) end to end: a real server, tokens from its token endpoint (administrators by
+ * client_credentials, users by a browser sign-in exchanged for tokens), clients built from
+ * ZITADEL's own descriptors over gRPC, gRPC-web and Connect, and REST on the paths ZITADEL's protos
+ * bind. The story end to end: a machine user gets a key and signs in with the JWT profile grant,
+ * gets a secret and uses client_credentials; the secret and the key are removed and stop working at
+ * once.
  */
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -43,7 +44,7 @@ const USERS = {
 
 let server: TestServer;
 let tokens: Record<Caller, string>;
-// The mail worker empties a sent (or, without SMTP, logged) message's bodies (SPEC 10.2): the test
+// The mail worker empties a sent (or, without SMTP, logged) message's bodies (docs/security.md 10.2): the test
 // reads them from the mail as delivered, since reading the outbox raced the worker.
 const mailbox = new Mailbox();
 
@@ -255,7 +256,7 @@ describe.each(transports(() => server))('over %s', (name, transport) => {
     expect(methods.authMethodTypes).toEqual([AuthenticationMethodType.PASSWORD, AuthenticationMethodType.TOTP]);
     expect(methods.details?.totalResult).toBe(2n);
 
-    // SPEC 10.4: the user itself needs a sign-in that used the factor; an administrator does not.
+    // docs/security.md 10.4: the user itself needs a sign-in that used the factor; an administrator does not.
     expect((await failure(users().removeTOTP({ userId: person.id }, own))).code).toBe(Code.PermissionDenied);
     await users().removeTOTP({ userId: person.id }, admin());
     expect((await users().listAuthenticationMethodTypes({ userId: person.id }, admin())).authMethodTypes).toEqual([AuthenticationMethodType.PASSWORD]);
@@ -298,7 +299,7 @@ describe('the user itself', () => {
     expect(returned.code).toBe(Code.PermissionDenied);
     const reset = await failure(users().passwordReset({ userId: USERS.unverified, medium: { case: 'sendLink', value: { notificationType: NotificationType.Email } } }, own));
     expect(reset.code).toBe(Code.FailedPrecondition);
-    // A wrong current password counts towards the lockout (SPEC 10.11).
+    // A wrong current password counts towards the lockout (docs/security.md 10.11).
     await failure(users().setPassword({ userId: USERS.unverified, newPassword: { password: 'Other-Horse-6' }, verification: { case: 'currentPassword', value: 'wrong' } }, own));
     const row = await server.running.gh.db.selectFrom('users').select('failed_attempts').where('id', '=', USERS.unverified).executeTakeFirstOrThrow();
     expect(row.failed_attempts).toBe(1);

@@ -1,9 +1,10 @@
 /**
- * zitadel.user.v2.UserService, the users' records and lifecycle (issue 12, SPEC §5, §12, 10.1,
- * 10.13): AddHumanUser, CreateUser, GetUserByID, ListUsers, UpdateHumanUser, Deactivate/Reactivate/
- * Lock/Unlock/DeleteUser, with clients built from ZITADEL's own descriptors over the four protocols
- * and plain REST; the permission rules with callers of every level; the lifecycle end to end: a
- * deactivated, locked or deleted user's JWT, opaque and refresh tokens die at once and stay dead.
+ * zitadel.user.v2.UserService, the users' records and lifecycle (docs/management-api.md;
+ * docs/security.md 10.1, 10.13): AddHumanUser, CreateUser, GetUserByID, ListUsers, UpdateHumanUser,
+ * Deactivate/Reactivate/Lock/Unlock/DeleteUser, with clients built from ZITADEL's own descriptors
+ * over the four protocols and plain REST; the permission rules with callers of every level; the
+ * lifecycle end to end: a deactivated, locked or deleted user's JWT, opaque and refresh tokens die
+ * at once and stay dead.
  */
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { TextQueryMethod } from '@zitadel/proto/zitadel/object/v2/object_pb.js';
@@ -300,7 +301,7 @@ describe('AddHumanUser and CreateUser', () => {
   it('answers AlreadyExists for a taken user name or id; machine user names are unique in the instance', async () => {
     await users.addHumanUser(human('twin'), as('iamAdmin'));
     expect(await failure(users.addHumanUser(human('TWIN'), as('iamAdmin')))).toMatchObject({ code: Code.AlreadyExists, message: expect.stringMatching(/^username: /) });
-    // Another organization may have its own "twin" (SPEC 10.12: administrators may reuse names).
+    // Another organization may have its own "twin" (docs/security.md 10.12: administrators may reuse names).
     await users.addHumanUser({ ...human('twin'), organization: { org: { case: 'orgId', value: MGMT.otherOrg } } }, as('iamAdmin'));
     expect(await failure(users.addHumanUser({ ...human('other-id'), userId: MGMT.alice }, as('iamAdmin')))).toMatchObject({ code: Code.AlreadyExists, message: expect.stringMatching(/^userId: /) });
 
@@ -410,7 +411,7 @@ describe('permissions', () => {
     expect(await failure(users.getUserByID({ userId: MGMT.alice }, as('plain')))).toMatchObject({ code: Code.PermissionDenied });
     expect(await failure(users.getUserByID({ userId: LIFE.bob }, withToken(aliceToken)))).toMatchObject({ code: Code.PermissionDenied });
     expect(await failure(users.getUserByID({ userId: MGMT.alice }, as('otherAdmin')))).toMatchObject({ code: Code.PermissionDenied });
-    // SPEC 10.13: an ORG_OWNER does not reach users holding an instance-wide role.
+    // docs/security.md 10.13: an ORG_OWNER does not reach users holding an instance-wide role.
     expect(await failure(users.getUserByID({ userId: MGMT.instanceOwner }, as('orgAdmin')))).toMatchObject({ code: Code.PermissionDenied });
     expect(await failure(users.getUserByID({ userId: UNKNOWN }, as('iamAdmin')))).toMatchObject({ code: Code.NotFound });
     expect(await failure(users.getUserByID({ userId: UNKNOWN }, as('orgAdmin')))).toMatchObject({ code: Code.PermissionDenied });
@@ -432,7 +433,7 @@ describe('permissions', () => {
     await users.updateHumanUser({ userId: MGMT.alice, password: { ...newPassword, verification: { case: 'currentPassword', value: PASSWORD } } }, self);
     const events = await eventsOf(MGMT.alice);
     expect(events.slice(-1)).toEqual([{ event_type: 'user.human.password.changed', creator: MGMT.alice }]);
-    // An administrator needs no proof, and may vouch for the address (SPEC 10.1).
+    // An administrator needs no proof, and may vouch for the address (docs/security.md 10.1).
     const byAdmin = await users.updateHumanUser({ userId: MGMT.alice, email: { email: 'alicia@managed.test', verification: { case: 'isVerified', value: true } } }, as('orgAdmin'));
     expect(byAdmin.details?.sequence).toBeGreaterThan(0n);
     expect(await findUserById(server.running.gh.db, MGMT.alice)).toMatchObject({ email: 'alicia@managed.test', email_verified: true });
@@ -440,7 +441,7 @@ describe('permissions', () => {
     expect(await failure(users.updateHumanUser({ userId: MGMT.plain, profile: { givenName: 'X', familyName: 'Y' } }, as('iamAdmin')))).toMatchObject({ code: Code.FailedPrecondition });
   });
 
-  it('renames: unique per organization; a user renaming itself may not take any name of the instance (SPEC 10.12)', async () => {
+  it('renames: unique per organization; a user renaming itself may not take any name of the instance (docs/security.md 10.12)', async () => {
     expect(await failure(users.updateHumanUser({ userId: MGMT.alice, username: 'life-bob' }, as('iamAdmin')))).toMatchObject({ code: Code.AlreadyExists });
     expect(await failure(users.updateHumanUser({ userId: MGMT.alice, username: CALLERS.otherAdmin.user }, withToken(aliceToken)))).toMatchObject({ code: Code.AlreadyExists });
     await users.updateHumanUser({ userId: MGMT.alice, username: 'ALICE' }, withToken(aliceToken));

@@ -75,7 +75,8 @@ function describeField(field: DescField): string {
 
 /**
  * ZITADEL serves its v1 services' REST routes under a prefix of the gateway (`/auth/v1` for
- * zitadel.auth.v1), which its protos leave out and ours, serving the seed's paths, include.
+ * zitadel.auth.v1), which its protos leave out and ours, serving the paths of docs/endpoints.md,
+ * include.
  */
 const gatewayPrefixes: Record<string, string> = { 'zitadel.auth.v1': '/auth/v1' };
 

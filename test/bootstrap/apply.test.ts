@@ -173,7 +173,7 @@ describe('applying the example bootstrap file', () => {
     await apply(example.yaml);
   });
 
-  it('sets allowRegister per organization; leaving it out restores the default (SPEC 10.12)', async () => {
+  it('sets allowRegister per organization; leaving it out restores the default (docs/security.md 10.12)', async () => {
     const allowRegister = async () => (await db.selectFrom('orgs').select('allow_register').where('id', '=', '100000000000000001').executeTakeFirstOrThrow()).allow_register;
     expect(await allowRegister()).toBe(true);
     const start = await lastSequence();

@@ -1,6 +1,6 @@
 /**
- * A bootstrap file in the shape of bootstrap.example.yaml (SPEC §9), with real generated keys, and a
- * minimal valid document for the validation tables.
+ * A bootstrap file in the shape of docs/bootstrap.md#a-larger-example, with real generated keys, and
+ * a minimal valid document for the validation tables.
  */
 import type { KeyObject } from 'node:crypto';
 import { rsaKeyPair } from '../support/key-pool.ts';
@@ -29,7 +29,7 @@ export interface Example {
 }
 
 export function exampleYaml(reporterKey = rsaKey(), backendKey = rsaKey()): Example {
-  const yaml = `# Gatehouse bootstrap file, as bootstrap.example.yaml
+  const yaml = `# Gatehouse bootstrap file, as docs/bootstrap.md#a-larger-example
 features:
   oidcTokenExchange: true
 security:

@@ -1,4 +1,7 @@
-/** First run (SPEC §9): defaults created once on an empty database, printed once, safe under concurrency. */
+/**
+ * First run (docs/bootstrap.md#how-a-file-is-applied): defaults created once on an empty database,
+ * printed once, safe under concurrency.
+ */
 import { defaultDomain, ensureFirstRun, printFirstRun, type FirstRunResult } from '../../src/bootstrap/first-run.ts';
 import { applyBootstrap } from '../../src/bootstrap/apply.ts';
 import { parseBootstrap } from '../../src/bootstrap/schema.ts';

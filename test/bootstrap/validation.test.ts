@@ -39,7 +39,7 @@ describe('bootstrap validation', () => {
     expect(document.orgs[0]?.allowRegister).toBe(true);
   });
 
-  it('reads allowRegister per organization, left out meaning the default (SPEC 10.12)', () => {
+  it('reads allowRegister per organization, left out meaning the default (docs/security.md 10.12)', () => {
     const { document } = parseBootstrap(
       broken((doc) => doc['orgs'].push({ name: 'Other', domain: 'other.test', allowRegister: false })),
       FILE,

@@ -1,12 +1,12 @@
 /**
- * The self-service passkeys page and the user's factors (SPEC 10.17, §11; the second outside review's
- * F16, page variant), in a headless Chromium with a virtual authenticator (the DevTools protocol's
- * WebAuthn domain), as test/browser/passkeys.test.ts drives it: a browser that signed in with the
- * password before the user set up an authenticator app is not offered "Add a passkey" for that
- * session, and the page's endpoints refuse it when posted to directly; a sign-in with the password
- * and the app gets the page back, adds a passkey, and that passkey then signs in without the app's
- * code. The authenticator app is set up through the real API (REST) with a sign-in of its own;
- * openid-client is the relying party.
+ * The self-service passkeys page and the user's factors (docs/security.md 10.17, docs/passkeys.md;
+ * the second outside review's F16, page variant), in a headless Chromium with a virtual
+ * authenticator (the DevTools protocol's WebAuthn domain), as test/browser/passkeys.test.ts drives
+ * it: a browser that signed in with the password before the user set up an authenticator app is not
+ * offered "Add a passkey" for that session, and the page's endpoints refuse it when posted to
+ * directly; a sign-in with the password and the app gets the page back, adds a passkey, and that
+ * passkey then signs in without the app's code. The authenticator app is set up through the real
+ * API (REST) with a sign-in of its own; openid-client is the relying party.
  */
 import http from 'node:http';
 import * as client from 'openid-client';

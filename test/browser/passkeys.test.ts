@@ -1,5 +1,5 @@
 /**
- * Passkeys in the login UI (issue 13, SPEC §11): a headless Chromium with a virtual authenticator
+ * Passkeys in the login UI (docs/passkeys.md): a headless Chromium with a virtual authenticator
  * (the DevTools protocol's WebAuthn domain: ctap2, internal transport, resident keys, user
  * verification) signs in through the login UI; openid-client is the relying party. Passkeys are
  * registered through the API (RegisterPasskey over REST, `navigator.credentials.create` on a page of
@@ -515,7 +515,7 @@ describeWithChromium('passkeys in the login UI', () => {
       const finished = await page.request.post(`${origin}/ui/login/passkeys`, { form: { ...form, passkeyId: '1', credential: '{"id":1}' } });
       expect([form, finished.status()]).toEqual([form, 400]);
     }
-    // codes are guessed like passwords: the address is throttled after 20 failures a minute (SPEC 10.11)
+    // codes are guessed like passwords: the address is throttled after 20 failures a minute (docs/security.md 10.11)
     let throttled: Awaited<ReturnType<typeof page.request.post>> | undefined;
     for (let i = 0; i < 25 && throttled === undefined; i++) {
       const tried = await page.request.post(`${origin}/ui/login/passkeys/options`, { form: { ...linkForm, code: `WRONG${i}` } });

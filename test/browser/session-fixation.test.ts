@@ -1,5 +1,5 @@
 /**
- * Session fixation in a real browser (issue 9 item 4 / SPEC 10.7): Debian's headless Chromium,
+ * Session fixation in a real browser (docs/security.md 10.7): Debian's headless Chromium,
  * driven by playwright-core, holds a browser cookie an attacker planted; openid-client is the
  * relying party. The server ignores values it did not issue and gives the browser a fresh value at
  * every sign-in, so the planter's copy carries nothing.
@@ -14,7 +14,7 @@ import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 
 
-describeWithChromium('the browser cookie in a real browser (issue 9 item 4 / SPEC 10.7)', () => {
+describeWithChromium('the browser cookie in a real browser (docs/security.md 10.7)', () => {
   let server: TestServer;
   let browser: Browser;
   let rp: http.Server;
@@ -58,7 +58,7 @@ describeWithChromium('the browser cookie in a real browser (issue 9 item 4 / SPE
     return answer;
   }
 
-  // issue 9 item 4 / SPEC 10.7: sign-in replaces the cookie; a planted issued value carries nothing afterwards
+  // docs/security.md 10.7: sign-in replaces the cookie; a planted issued value carries nothing afterwards
   it('a cookie the attacker planted, even one the server issued, carries nothing of the victim’s sign-in', async () => {
     const attacker = await browser.newContext();
     const attackerPage = await attacker.newPage();
@@ -91,7 +91,7 @@ describeWithChromium('the browser cookie in a real browser (issue 9 item 4 / SPE
     await victim.close();
   }, 60000);
 
-  // issue 9 item 4 / SPEC 10.7: a value the server never issued is ignored and replaced at once
+  // docs/security.md 10.7: a value the server never issued is ignored and replaced at once
   it('replaces a cookie value the server never issued on the first visit', async () => {
     const planted = randomToken(32);
     const victim = await browser.newContext();

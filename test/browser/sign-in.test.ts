@@ -1,5 +1,5 @@
 /**
- * Browser sign-in end to end (issue 3): a real headless Chromium (Debian's, driven by playwright-core)
+ * Browser sign-in end to end: a real headless Chromium (Debian's, driven by playwright-core)
  * fills the login UI; openid-client is the relying party and validates every ID token strictly.
  * Screenshots of the pages for the README are written to docs/screenshots/ when GATEHOUSE_SCREENSHOTS=1.
  */

@@ -1,7 +1,8 @@
 /**
- * The `gatehouse` CLI as an operator runs it (SPEC §9): every command in a child process, exit codes,
- * output, first-run defaults, SIGTERM with a request in flight, and CLI changes reaching a running
- * server (PostgreSQL only: the embedded database belongs to one process at a time).
+ * The `gatehouse` CLI as an operator runs it (README.md#cli): every command in a child process,
+ * exit codes, output, first-run defaults, SIGTERM with a request in flight, and CLI changes
+ * reaching a running server (PostgreSQL only: the embedded database belongs to one process at a
+ * time).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
- * The change watcher's mark (SPEC §5 "Multi-process"): it moves with every change, also with one that
- * commits after a later one, and not with audit records.
+ * The change watcher's mark (docs/decisions.md#several-processes-on-one-database): it moves with
+ * every change, also with one that commits after a later one, and not with audit records.
  */
 import { sql } from 'kysely';
 import { appendEvent, changeMark } from '../../src/domain/kernel/events.ts';

@@ -1,4 +1,4 @@
-/** Automatic signing-key rotation (SPEC §6), driven with explicit clock values. */
+/** Automatic signing-key rotation (docs/decisions.md#signing-keys), driven with explicit clock values. */
 import { MasterKey } from '../../src/domain/kernel/crypto.ts';
 import { AUTO_ROTATION_LEAD_SECONDS, KeyStore } from '../../src/domain/tokens/keys.ts';
 import type { DB } from '../../src/store/database.ts';

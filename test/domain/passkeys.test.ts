@@ -1,8 +1,9 @@
 /**
- * Passkeys in the domain (SPEC §11, 10.3, 10.11), with a software authenticator (support/webauthn.ts)
- * against a real server whose external URL is http://localhost:PORT: the relying party, registration
- * and its refusals and expiry, username-less and user-bound sign-ins, every refusal with one
- * outcome, the counter check and the cloned mark, lockout counting, removal and registration codes.
+ * Passkeys in the domain (docs/passkeys.md; docs/security.md 10.3, 10.11), with a software
+ * authenticator (support/webauthn.ts) against a real server whose external URL is
+ * http://localhost:PORT: the relying party, registration and its refusals and expiry, username-less
+ * and user-bound sign-ins, every refusal with one outcome, the counter check and the cloned mark,
+ * lockout counting, removal and registration codes.
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -34,7 +35,7 @@ const USERS = {
 let server: TestServer;
 let gh: Gatehouse;
 let origin: string;
-// The mail worker empties a sent (or, without SMTP, logged) message's bodies (SPEC 10.2): the test
+// The mail worker empties a sent (or, without SMTP, logged) message's bodies (docs/security.md 10.2): the test
 // reads them from the mail as delivered, since reading the outbox raced the worker.
 const mailbox = new Mailbox();
 
@@ -391,7 +392,7 @@ describe('registration codes', () => {
     expect(await startPasskeyRegistration(gh, me, { creator: 'x', code }, t0)).toEqual({ kind: 'invalid_code' });
   });
 
-  it('mails a link to Gatehouse\'s passkey page (or where the template leads, within SPEC 10.2), in the user\'s language', async () => {
+  it('mails a link to Gatehouse\'s passkey page (or where the template leads, within docs/security.md 10.2), in the user\'s language', async () => {
     const me = await user(USERS.german);
     const issued = await gh.db.transaction().execute((trx) => issuePasskeyCode(trx, codeUser(me, 'pk-german@managed.test', 'de'), { kind: 'send' }, context()));
     expect(issued.code).toBeUndefined();

@@ -1,4 +1,4 @@
-/** Used assertions (SPEC 10.9): marks of concurrent requests share one statement, and one use wins. */
+/** Used assertions (docs/security.md 10.9): marks of concurrent requests share one statement, and one use wins. */
 import { markAssertionUsed, markAssertionsUsed } from '../../src/store/used-assertions.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The management API's story, end to end (issue 12), with ZITADEL's own clients: `@zitadel/client`
+ * The management API's story, end to end, with ZITADEL's own clients: `@zitadel/client`
  * (its gRPC server transport and v2 service clients), `@zitadel/proto` descriptors over Connect and
  * gRPC-web, and `@grpc/grpc-js` over gRPC with the same descriptors. An IAM_OWNER creates an
  * organization, a project with a role, an OIDC web application and a human user, and gives the user

@@ -1,5 +1,5 @@
 /**
- * gRPC interop (issue 10 item 2) with the ecosystem's own client, @grpc/grpc-js: a working call,
+ * gRPC interop with the ecosystem's own client, @grpc/grpc-js: a working call,
  * and every error raised before a handler runs answered trailers-only with the right code, over
  * h2c and over TLS.
  */
@@ -77,7 +77,7 @@ describe.each([
       expect(got.value?.oidcTokenExchange.enabled).toBe(true);
       expect((await unary(features, 'ResetInstanceFeatures', {}, bearer(token))).error).toBeUndefined();
 
-      // the IAM_OWNER machine user acting on alice: codes returned to it (SPEC 10.1)
+      // the IAM_OWNER machine user acting on alice: codes returned to it (docs/security.md 10.1)
       const set = await unary<{ verificationCode: string }>(users, 'SetContactEmail', { userId: IDS.alice, email: { address: 'alice.new@acme.test', returnCode: {} } }, bearer(token));
       expect(set.error).toBeUndefined();
       const resent = await unary<{ verificationCode: string }>(users, 'ResendContactEmailCode', { userId: IDS.alice, returnCode: {} }, bearer(token));

@@ -1,6 +1,7 @@
 /**
- * grpc.health.v1.Health (issue 10 item 3), called with a client built from grpc-health-check's copy
- * of the official health.proto, so that our proto's names and field numbers are checked against it.
+ * grpc.health.v1.Health (docs/endpoints.md#grpc-health), called with a client built from
+ * grpc-health-check's copy of the official health.proto, so that our proto's names and field
+ * numbers are checked against it.
  */
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -77,7 +78,7 @@ describe('grpc.health.v1.Health', () => {
 });
 
 describe('grpc.health.v1.Health when the server stops', () => {
-  // SIGTERM (SPEC §9): watchers hear NOT_SERVING and their streams end, so the stop does not wait
+  // SIGTERM (docs/operations.md#signals): watchers hear NOT_SERVING and their streams end, so the stop does not wait
   // out its 10 s grace for streams that never end by themselves.
   it('tells every watcher NOT_SERVING, ends the watches, and stops within seconds', async () => {
     const server = await startTestServer(fixture().document);

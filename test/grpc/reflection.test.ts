@@ -1,7 +1,7 @@
 /**
- * gRPC server reflection (issue 10 item 4) with a grpc-js client of the reflection protos, a client
- * built from the reflected descriptors alone, `buf curl --list-services`, and the switch
- * GATEHOUSE_GRPC_REFLECTION=false.
+ * gRPC server reflection (docs/endpoints.md#server-reflection) with a grpc-js client of the
+ * reflection protos, a client built from the reflected descriptors alone,
+ * `buf curl --list-services`, and the switch GATEHOUSE_GRPC_REFLECTION=false.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Interop issue 10: REST and Connect JSON read like ZITADEL's gateway and connect-go (unknown JSON
+ * Interop: REST and Connect JSON read like ZITADEL's gateway and connect-go (unknown JSON
  * fields dropped, a body without a content type or as text/plain read as JSON), revocation treats
  * token_type_hint as advisory (RFC 7009 §2.1), 401s follow RFC 6750 §3, and oauth4webapi's
  * private_key_jwt works at introspection and revocation with either audience.

@@ -1,8 +1,8 @@
 /**
- * The one-time-password step (SPEC §7): a user with a verified OTP factor is asked for a code after
- * the password; a valid code finishes with amr pwd, otp, mfa (seen in the ID token of the real token
- * endpoint); wrong and replayed codes are refused and count towards the lockout; the step cannot be
- * reached without the password of the user it asks for.
+ * The one-time-password step (docs/decisions.md#sign-in): a user with a verified OTP factor is
+ * asked for a code after the password; a valid code finishes with amr pwd, otp, mfa (seen in the ID
+ * token of the real token endpoint); wrong and replayed codes are refused and count towards the
+ * lockout; the step cannot be reached without the password of the user it asks for.
  */
 import { decodeJwt } from 'jose';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
@@ -30,7 +30,7 @@ async function readyFactor(userId: string, loginName: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  // more than the 20 failures a minute per address this suite makes on purpose (SPEC 10.11; security.test.ts tests the limit)
+  // more than the 20 failures a minute per address this suite makes on purpose (docs/security.md 10.11; security.test.ts tests the limit)
   ls = await startLoginServer({ GATEHOUSE_FAILED_AUTH_RATE_LIMIT: '1000' });
   aliceSecret = await readyFactor(IDS.alice, ALICE.loginName);
 });

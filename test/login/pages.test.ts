@@ -25,7 +25,7 @@ function expectSecurityHeaders(reply: Reply, csp = PLAIN_CSP): void {
     referrer: reply.headers.get('referrer-policy'),
     cache: reply.headers.get('cache-control'),
     frames: reply.headers.get('x-frame-options'),
-  }).toEqual({ csp, nosniff: 'nosniff', referrer: 'no-referrer', cache: 'no-store', frames: 'DENY' }); // SPEC 10.14
+  }).toEqual({ csp, nosniff: 'nosniff', referrer: 'no-referrer', cache: 'no-store', frames: 'DENY' }); // docs/security.md 10.14
 }
 
 /** Every visible input has a label whose `for` names it. */
@@ -132,7 +132,7 @@ describe('under an https external URL', () => {
     ]);
   });
 
-  it('ignores the unprefixed cookie under https, even with a value it issued (SPEC 10.7)', async () => {
+  it('ignores the unprefixed cookie under https, even with a value it issued (docs/security.md 10.7)', async () => {
     const b = new Browser(secure.base);
     const request = await authRequest(secure.gh, b);
     const value = b.browserCookie!;

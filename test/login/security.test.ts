@@ -1,7 +1,8 @@
 /**
- * The login UI's findings of the outside security review (issue 9, SPEC 10), each reproduced as the
- * attack through the real server: a cookie-jar browser drives /oauth/v2/authorize and the login
- * pages, openid-client is the relying party. Every test here failed on the code before the fix.
+ * The login UI's findings of the outside security review (rules in docs/security.md), each
+ * reproduced as the attack through the real server: a cookie-jar browser drives /oauth/v2/authorize
+ * and the login pages, openid-client is the relying party. Every test here failed on the code
+ * before the fix.
  */
 import * as client from 'openid-client';
 import { loadConfig } from '../../src/config/index.ts';
@@ -99,8 +100,8 @@ async function activeSessionsOf(userId: string) {
   return ls.gh.db.selectFrom('user_sessions').select(['id', 'browser_hash']).where('user_id', '=', userId).where('ended_at', 'is', null).execute();
 }
 
-describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
-  // issue 9 item 2 / SPEC 10.3: re-entering the right password after 9 wrong codes no longer buys 9 more
+describe('second-factor lockout (docs/security.md 10.3)', () => {
+  // docs/security.md 10.3: re-entering the right password after 9 wrong codes no longer buys 9 more
   it('keeps counting wrong codes across a re-entered password: the 10th wrong code locks', async () => {
     const userId = await addHuman(ls.gh, { userName: 'otto', password: 'Otto-pass-12' });
     const user = { id: userId, orgId: IDS.org, loginName: 'otto@acme.test' };
@@ -130,7 +131,7 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
     expect(await activeSessionsOf(userId)).toEqual([]);
   });
 
-  // issue 9 item 2 / SPEC 10.3: only the completed sign-in ends the run of failures
+  // docs/security.md 10.3: only the completed sign-in ends the run of failures
   it('resets the count only when the sign-in is complete', async () => {
     const userId = await addHuman(ls.gh, { userName: 'paula', password: 'Paula-pass-12' });
     const user = { id: userId, orgId: IDS.org, loginName: 'paula@acme.test' };
@@ -149,7 +150,7 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
     expect((await userRow(userId)).failed_attempts).toBe(0);
   });
 
-  // review of issue 9 (H1) / SPEC 10.3: guesses sent in parallel do not all pass the lock check first
+  // docs/security.md 10.3: guesses sent in parallel do not all pass the lock check first
   it('counts parallel wrong codes one after another: 15 at once check at most 10 codes', async () => {
     const userId = await addHuman(ls.gh, { userName: 'quentin', password: 'Quentin-pass-12' });
     const user = { id: userId, orgId: IDS.org, loginName: 'quentin@acme.test' };
@@ -171,8 +172,8 @@ describe('second-factor lockout (issue 9 item 2 / SPEC 10.3)', () => {
   });
 });
 
-describe('browser cookie and CSRF (issue 9 item 4 / SPEC 10.7)', () => {
-  // issue 9 item 4 / SPEC 10.7: a value the server never issued is ignored and replaced
+describe('browser cookie and CSRF (docs/security.md 10.7)', () => {
+  // docs/security.md 10.7: a value the server never issued is ignored and replaced
   it('ignores and replaces a planted cookie value it never issued; the planter rides nothing', async () => {
     const planted = randomToken(32); // the shape the old code accepted
     const victim = new Browser(ls.base, planted);
@@ -191,7 +192,7 @@ describe('browser cookie and CSRF (issue 9 item 4 / SPEC 10.7)', () => {
     expect(await silently(forged)).toEqual({ code: null, error: 'login_required' });
   });
 
-  // issue 9 item 4 / SPEC 10.7: a sign-in moves the browser to a fresh cookie value
+  // docs/security.md 10.7: a sign-in moves the browser to a fresh cookie value
   it('gives the browser a fresh cookie at sign-in: an issued value planted before carries nothing after', async () => {
     const attacker = cookieless();
     await authorize(attacker); // the server issues the attacker a value...
@@ -211,7 +212,7 @@ describe('browser cookie and CSRF (issue 9 item 4 / SPEC 10.7)', () => {
     expect((await victim.get(stepOf('login', other.requestId!))).status).toBe(200);
   });
 
-  // issue 9 item 4 / SPEC 10.7: the CSRF token is bound to the browser cookie, not a free double submit
+  // docs/security.md 10.7: the CSRF token is bound to the browser cookie, not a free double submit
   it('refuses a CSRF field that matches a planted csrf cookie but not the browser cookie', async () => {
     const victim = new Browser(ls.base);
     const request = await authRequest(ls.gh, victim);
@@ -225,12 +226,12 @@ describe('browser cookie and CSRF (issue 9 item 4 / SPEC 10.7)', () => {
   });
 });
 
-describe('logout (issue 9 item 9 / SPEC 10.10)', () => {
+describe('logout (docs/security.md 10.10)', () => {
   async function endSession(b: Browser, params: Record<string, string>): Promise<Reply> {
     return b.get(`/oidc/v1/end_session?${new URLSearchParams(params).toString()}`);
   }
 
-  // issue 9 item 9 / SPEC 10.10: an attacker's own ID token does not sign the victim out
+  // docs/security.md 10.10: an attacker's own ID token does not sign the victim out
   it('asks first when the id_token_hint names no session of this browser (the attacker’s own token)', async () => {
     await addHuman(ls.gh, { userName: 'mallory', password: 'Mallory-pass-1' });
     const attackerTokens = await signInAt(new Browser(ls.base), 'mallory', 'Mallory-pass-1');
@@ -246,7 +247,7 @@ describe('logout (issue 9 item 9 / SPEC 10.10)', () => {
     expect(confirm.text).toContain('Sign out?');
   });
 
-  // issue 9 item 9 / SPEC 10.10: an (expired) ID token of the same user from another browser does not either
+  // docs/security.md 10.10: an (expired) ID token of the same user from another browser does not either
   it('asks first when the hint’s sid is a session of another browser, even for the same user', async () => {
     const elsewhere = await signInAt(new Browser(ls.base), 'alice', ALICE.password);
     const victim = new Browser(ls.base);
@@ -270,8 +271,8 @@ describe('logout (issue 9 item 9 / SPEC 10.10)', () => {
   });
 });
 
-describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
-  // issue 9 item 10 / SPEC 10.11: the lock is told only to the right password
+describe('lockout without enumeration (docs/security.md 10.11)', () => {
+  // docs/security.md 10.11: the lock is told only to the right password
   it('answers a locked account like a wrong password unless the password is right', async () => {
     const userId = await addHuman(ls.gh, { userName: 'quinn', password: 'Quinn-pass-12' });
     const known = new Browser(ls.base);
@@ -298,7 +299,7 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
     expect(right.text).toContain('Too many failed sign-in attempts: this account is locked. Try again in 15 minutes.');
   });
 
-  // issue 9 item 10 / SPEC 10.11: a full hashing queue is a 503 page with Retry-After, never a 500
+  // docs/security.md 10.11: a full hashing queue is a 503 page with Retry-After, never a 500
   it('answers 503 with Retry-After when the password-hashing queue is full', async () => {
     // A full queue is a state the test holds (test/support/hashing.ts), whatever the machine's load.
     const busy = await whileHashingQueueFull(async () => {
@@ -323,7 +324,7 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
   describe('with the default limit of 20 failures a minute per address', () => {
     withDefaultThrottle();
 
-    // issue 9 item 10 / SPEC 10.11: the 21st failure of a minute is refused before any hash, right password or not
+    // docs/security.md 10.11: the 21st failure of a minute is refused before any hash, right password or not
     it('refuses further sign-ins from the address with 429, Retry-After and a page saying to wait', async () => {
       const failedBefore = (await userRow(IDS.alice)).failed_attempts;
       const b = new Browser(ls.base);
@@ -349,7 +350,7 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
   describe('guesses sent in parallel', () => {
     withDefaultThrottle();
 
-    // review of issue 9 (H1) / SPEC 10.11: an attempt counts from the moment it is taken, not once it failed
+    // docs/security.md 10.11: an attempt counts from the moment it is taken, not once it failed
     it('checks at most 20 of 30 wrong passwords sent at once; the rest are 429 unchecked', async () => {
       const b = new Browser(ls.base);
       const request = await authRequest(ls.gh, b);
@@ -363,10 +364,10 @@ describe('lockout without enumeration (issue 9 item 10 / SPEC 10.11)', () => {
   });
 });
 
-describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
+describe('registration (docs/security.md 10.12)', () => {
   const valid = { email: 'new@example.test', givenName: 'New', familyName: 'Comer', password: 'Fresh-Start-42', passwordConfirmation: 'Fresh-Start-42' };
 
-  // issue 9 item 12 / SPEC 10.12: a newcomer cannot make another organization's short login name ambiguous
+  // docs/security.md 10.12: a newcomer cannot make another organization's short login name ambiguous
   it('refuses a user name another organization’s user has, with the same answer as any taken name', async () => {
     await addHuman(ls.gh, { userName: 'olga', password: 'Olga-pass-12', orgId: IDS.otherOrg });
     const before = new Browser(ls.base);
@@ -396,7 +397,7 @@ describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
   describe('probing user names', () => {
     withDefaultThrottle();
 
-    // review of issue 9 (M3) / SPEC 10.11-10.12: "taken" answers name users instance-wide, so they are throttled
+    // docs/security.md 10.11-10.12: "taken" answers name users instance-wide, so they are throttled
     it('counts "taken" answers with failed sign-ins: the 21st probe of a minute is 429', async () => {
       const b = new Browser(ls.base);
       const request = await authRequest(ls.gh, b, { prompt: ['create'] });
@@ -420,7 +421,7 @@ describe('registration (issue 9 item 12 / SPEC 10.12)', () => {
     });
     afterAll(() => closed?.stop());
 
-    // issue 9 item 12 / SPEC 10.12: allowRegister: false closes prompt=create and the register page
+    // docs/security.md 10.12: allowRegister: false closes prompt=create and the register page
     it('refuses prompt=create and the register form clearly, and hides the register link', async () => {
       const b = cookieless(closed);
       const url = new URL(`${closed.server.url}/oauth/v2/authorize`);

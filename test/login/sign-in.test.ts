@@ -1,8 +1,8 @@
 /**
- * Login name → password → callback (SPEC §7): sessions recorded, login names with and without the
- * domain, no user enumeration (unknown user and wrong password answer byte for byte alike),
- * brute-force lockout, inactive users, CSRF, and requests that are unknown, expired or of another
- * browser.
+ * Login name → password → callback (docs/decisions.md#sign-in): sessions recorded, login names with
+ * and without the domain, no user enumeration (unknown user and wrong password answer byte for byte
+ * alike), brute-force lockout, inactive users, CSRF, and requests that are unknown, expired or of
+ * another browser.
  */
 import { sql } from 'kysely';
 import { IDS } from '../support/fixtures.ts';
@@ -26,7 +26,7 @@ import {
 
 let ls: LoginServer;
 beforeAll(async () => {
-  // more than the 20 failures a minute per address this suite makes on purpose (SPEC 10.11; security.test.ts tests the limit)
+  // more than the 20 failures a minute per address this suite makes on purpose (docs/security.md 10.11; security.test.ts tests the limit)
   ls = await startLoginServer({ GATEHOUSE_FAILED_AUTH_RATE_LIMIT: '1000' });
 });
 afterAll(() => ls?.stop());
@@ -50,7 +50,7 @@ describe('login name and password', () => {
     expect(page.text).toMatch(/<label for="f-loginName">Login name<\/label>/);
     expect(page.text).toMatch(/<input id="f-loginName" name="loginName" type="text" value="alice@acme.test" autocomplete="username"/);
     expect(page.text).toContain(`name="authRequestID" value="${request.id}"`);
-    // SPEC 10.7: no CSRF cookie of its own; the token is an HMAC of the browser cookie
+    // docs/security.md 10.7: no CSRF cookie of its own; the token is an HMAC of the browser cookie
     expect(page.headers.getSetCookie()).toEqual([]);
     expect(csrfIn(page.text)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(csrfIn(page.text)).not.toContain(b.browserCookie!.split('.')[0]!);
@@ -187,7 +187,7 @@ describe('brute-force lockout', () => {
     }
     expect((await userRow(frank)).failed_attempts).toBe(LOCKOUT_THRESHOLD - 1);
 
-    // SPEC 10.11: the failure that locks is answered like any other; only the right password learns of the lock
+    // docs/security.md 10.11: the failure that locks is answered like any other; only the right password learns of the lock
     const tenth = await submit(b, 'password', request.id, { password: 'wrong-10' });
     expect(tenth.status).toBe(400);
     expect(tenth.text).toContain('The login name or password is incorrect.');
@@ -233,7 +233,7 @@ describe('brute-force lockout', () => {
     await submit(b, 'password', request.id, { password: 'wrong' });
     const before = b.hash;
     expect((await submit(b, 'password', request.id, { password: 'Irma-pass-1' })).status).toBe(303);
-    expect(b.hash).not.toBe(before); // SPEC 10.7: a fresh cookie, set after the commit
+    expect(b.hash).not.toBe(before); // docs/security.md 10.7: a fresh cookie, set after the commit
     const session = await ls.gh.db.selectFrom('user_sessions').select(['id', 'browser_hash']).where('user_id', '=', irma).executeTakeFirstOrThrow();
     expect(session.browser_hash).toBe(b.hash);
     const bound = await ls.gh.db.selectFrom('auth_requests').select(['user_id', 'session_id', 'browser_hash']).where('id', '=', request.id).executeTakeFirstOrThrow();

@@ -2,7 +2,7 @@
  * Driving the login UI over plain HTTP like a browser without JavaScript: a cookie jar, GET and
  * form POST without following redirects, the CSRF token read from the page. Authorization requests
  * are created directly in the database for the browser's cookie, which the server issued (as
- * /authorize would have: SPEC 10.7 ignores any other value).
+ * /authorize would have: the server ignores any other value, docs/security.md 10.7).
  */
 import http from 'node:http';
 import express from 'express';

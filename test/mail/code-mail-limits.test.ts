@@ -1,5 +1,5 @@
 /**
- * Verification mail as a relay (issue 9 item 7, SPEC 10.2), attacked through the real server with
+ * Verification mail as a relay (docs/security.md 10.2), attacked through the real server with
  * real user tokens, over REST and gRPC, with a real SMTP server as the recipients' mailboxes: the
  * link must lead to Gatehouse or to an application of the user's organization, and code mails are
  * limited per user (5 an hour) and per recipient address (3 in 10 minutes), counted from the outbox.
@@ -68,7 +68,7 @@ function outboxRows(recipient: string) {
   return server.running.gh.db.selectFrom('outbox').select('id').where('recipient', '=', recipient).execute();
 }
 
-// issue 9 item 7 / SPEC 10.2
+// docs/security.md 10.2
 describe('the link of a verification mail', () => {
   it.each([
     ['a phishing site', 'https://evil.test/login?code={{.Code}}'],
@@ -90,7 +90,7 @@ describe('the link of a verification mail', () => {
   });
 });
 
-// issue 9 item 7 / SPEC 10.2
+// docs/security.md 10.2
 describe('code mails to one address', () => {
   it(`are limited to ${CODE_MAILS_PER_RECIPIENT.limit} in 10 minutes (429 with Retry-After), and the pending code stays valid`, async () => {
     for (let n = 1; n <= CODE_MAILS_PER_RECIPIENT.limit; n++) expect((await resend(USERS.trudy, tokens.trudy)).status).toBe(200);
@@ -133,7 +133,7 @@ describe('code mails to one address', () => {
   });
 });
 
-// issue 9 item 7 / SPEC 10.2
+// docs/security.md 10.2
 describe('code mails for one user', () => {
   it(`are limited to ${CODE_MAILS_PER_USER.limit} an hour, whatever the addresses; the last code stays valid`, async () => {
     const { db } = server.running.gh;

@@ -170,7 +170,7 @@ test('the mailed link leads to the page: issue with sendCode, delivered by SMTP,
   expect(done.status).toBe(200);
   expect(done.text).toContain('E-Mail-Adresse bestätigt');
   expect(await emailVerified(userId)).toBe(true);
-  // SPEC 10.2: once sent, the row keeps recipient, subject and times, not the code
+  // docs/security.md 10.2: once sent, the row keeps recipient, subject and times, not the code
   const sentRow = () => login.gh.db.selectFrom('outbox').selectAll().where('id', '=', outboxId!).executeTakeFirstOrThrow();
   for (let tries = 0; (await sentRow()).sent_at === null && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
   const row = await sentRow();

@@ -1,7 +1,7 @@
 /**
  * The mail worker against a real SMTP server (smtp-server) and a real database: delivery with both
  * bodies and a stable Message-ID, SMTP down then back on the same port, two workers on one database,
- * no SMTP configured, a clean stop, and what stays of a sent mail (SPEC 10.2).
+ * no SMTP configured, a clean stop, and what stays of a sent mail (docs/security.md 10.2).
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -104,7 +104,7 @@ test('a queued message is delivered with text and HTML, From, To, Subject and it
   const sent = await row(id);
   expect(sent.last_error).toBeNull();
   expect(sent.attempts).toBe(0);
-  // issue 9 item 13 / SPEC 10.2: a sent mail leaves recipient, subject and times, not its code
+  // docs/security.md 10.2: a sent mail leaves recipient, subject and times, not its code
   expect(sent).toMatchObject({ recipient: 'user1@example.test', subject: 'Bestätigen Sie Ihre E-Mail', text_body: '', html_body: '' });
   expect(sent.created_at).toBeInstanceOf(Date);
   expect(JSON.stringify(await database.db.selectFrom('outbox').selectAll().execute())).not.toContain('CODE1');
@@ -165,7 +165,7 @@ test('two workers on one database send each row once', async () => {
   }
 });
 
-// issue 9 item 13 / SPEC 8 and 10.2: without SMTP, the log line is the delivery; the row stays, its code does not
+// docs/decisions.md#mail-delivery and docs/security.md 10.2: without SMTP, the log line is the delivery; the row stays, its code does not
 test('without SMTP the message is logged once (text included) and kept in the outbox as delivered to the log, without bodies', async () => {
   const instanceId = newId();
   const w = worker(database.db, instanceId, configWith({}));
@@ -189,7 +189,7 @@ test('without SMTP the message is logged once (text included) and kept in the ou
   expect(mailbox.messages).toHaveLength(0);
 });
 
-// issue 9 item 13 / SPEC 10.2: sent rows are pruned after 7 days
+// docs/security.md 10.2: sent rows are pruned after 7 days
 test('sent rows older than 7 days are pruned; newer, unsent and other instances\' rows stay', async () => {
   await mailbox.start(0);
   const instanceId = newId();

@@ -1,6 +1,7 @@
 /**
- * /oauth/v2/authorize without a browser (seed §4.4): every error row, the error page for untrusted
- * redirect URIs, response modes, prompt handling and single sign-on from an existing session.
+ * /oauth/v2/authorize without a browser (docs/endpoints.md#authorization-endpoint): every error
+ * row, the error page for untrusted redirect URIs, response modes, prompt handling and single
+ * sign-on from an existing session.
  */
 import { recordAuthentication, browserHash, newBrowserId } from '../../src/domain/sign-in/sessions.ts';
 import { fixture, IDS } from '../support/fixtures.ts';
@@ -67,7 +68,7 @@ describe('errors shown on the Gatehouse error page (redirect URI not trusted)', 
   });
 });
 
-describe('errors redirected to the client (seed §4.4 error table)', () => {
+describe('errors redirected to the client', () => {
   it.each([
     ['response_type is missing', { ...web, response_type: '' }, 'invalid_request'],
     ['an unsupported response_type', { ...web, response_type: 'token' }, 'unsupported_response_type'],
@@ -112,7 +113,7 @@ describe('the login UI and single sign-on', () => {
     const response = await authorize(web);
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toMatch(new RegExp(`^${server.url}/ui/login/login\\?authRequestID=\\d+$`));
-    // SPEC 10.7: a value the server issued, `<random>.<mac>`
+    // docs/security.md 10.7: a value the server issued, `<random>.<mac>`
     expect(response.headers.get('set-cookie')).toMatch(/^gh_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
   });
 
@@ -205,7 +206,7 @@ describe('the login UI and single sign-on', () => {
     const claims = JSON.parse(Buffer.from(result.get('id_token')!.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     expect(claims).toMatchObject({ nonce: 'n-1', sub: IDS.alice, aud: ['shop-portal'], amr: ['pwd'] });
     expect(claims['at_hash']).toEqual(expect.any(String));
-    expect(claims['given_name']).toBeUndefined(); // seed §4.4: no profile claims beside an access token
+    expect(claims['given_name']).toBeUndefined(); // docs/endpoints.md#authorization-endpoint: no profile claims beside an access token
   });
 
   it('POST works like GET', async () => {

@@ -1,5 +1,5 @@
 /**
- * Bad input, black box (SPEC §4, seed §4.5–4.10, §7): every endpoint answers malformed, oversized,
+ * Bad input, black box (docs/errors.md): every endpoint answers malformed, oversized,
  * mis-typed or forged input with a clear 4xx in its own error shape (RFC 6749 JSON at the OAuth
  * endpoints, the generic `{code, message, details}` body over REST, Connect error JSON, gRPC status),
  * never a 500, a stack trace or a library's wording; expired and forged tokens are refused.
@@ -110,7 +110,7 @@ function expectOAuthError(reply: Reply, status: number, error: string, descripti
   expectNoLeak(reply.text);
 }
 
-/** The generic API error body (seed §2.5, SPEC §4): `{code, message, details[{"@type", ...}]}`. */
+/** The generic API error body (docs/errors.md#the-api): `{code, message, details[{"@type", ...}]}`. */
 function expectApiError(reply: Reply, status: number, code: number, message?: string): void {
   expect({ status: reply.status, code: reply.json['code'] }).toEqual({ status, code });
   expect(Object.keys(reply.json).sort()).toEqual(['code', 'details', 'message']);
@@ -802,7 +802,7 @@ describe('Connect and gRPC with bad input', () => {
     });
 
     // connect-es (like grpc-go) answers Internal (13) for a frame flagged compressed without grpc-encoding;
-    // SPEC §4 says bad input never gets the 500-class answer.
+    // docs/errors.md says bad input never gets the 500-class answer.
     it('a frame flagged compressed without grpc-encoding is not Internal (13)', async () => {
       const reply = await call(SET_FEATURES, envelope(Buffer.from([0x28, 0x01]), 1));
       expect(reply.grpcStatus).toBe('3');

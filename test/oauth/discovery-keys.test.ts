@@ -1,4 +1,7 @@
-/** Discovery (OIDC Discovery 1.0), the key set (seed §4.10) and signing-key rotation (SPEC §6). */
+/**
+ * Discovery (OIDC Discovery 1.0), the key set (docs/endpoints.md#key-set) and signing-key rotation
+ * (docs/decisions.md#signing-keys).
+ */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { rotateNow } from '../../src/domain/tokens/keys.ts';
@@ -43,7 +46,7 @@ describe('discovery', () => {
     );
   });
 
-  it('has no OAuth authorization-server metadata (seed §1)', async () => {
+  it('has no OAuth authorization-server metadata', async () => {
     expect((await request(`${server.url}/.well-known/oauth-authorization-server`)).status).toBe(404);
   });
 

@@ -1,12 +1,12 @@
 /**
- * Token exchange with a second party (RFC 8693 §1.1, §4.1; seed §4.5, SPEC §6): impersonation, where
- * the actor names the subject (a user id, or a JWT the client signed) and needs the instance's
- * impersonation switch and an impersonation role over the subject; delegation, where the subject's
- * own token proves its authority and no role is needed; and the `act` claim every issued token then
- * carries (JWT access token, ID token, introspection, userinfo), nested for a chain of actors. The
- * exchanged tokens rest on the actor's browser session and the actor's account: ending either ends
- * them. An impersonation token reaches the API as the subject (its changes are recorded as made by
- * the actor), and every exchange is an audited event.
+ * Token exchange with a second party (RFC 8693 §1.1, §4.1; docs/token-exchange.md): impersonation,
+ * where the actor names the subject (a user id, or a JWT the client signed) and needs the
+ * instance's impersonation switch and an impersonation role over the subject; delegation, where the
+ * subject's own token proves its authority and no role is needed; and the `act` claim every issued
+ * token then carries (JWT access token, ID token, introspection, userinfo), nested for a chain of
+ * actors. The exchanged tokens rest on the actor's browser session and the actor's account: ending
+ * either ends them. An impersonation token reaches the API as the subject (its changes are recorded
+ * as made by the actor), and every exchange is an audited event.
  *
  * Two real servers on real PostgreSQL: one with impersonation enabled, one without. openid-client is
  * the relying party; sign-ins are made through the domain functions (support/sign-in.ts), refusals
@@ -695,7 +695,7 @@ describe('odd user ids as subject_token', () => {
 });
 
 describe('the API with an impersonation token', () => {
-  // The API wants its audience in every token (SPEC 10.5): the actor's token carries the API scope, and so does the exchange.
+  // The API wants its audience in every token (docs/security.md 10.5): the actor's token carries the API scope, and so does the exchange.
   // A credential is set up only by the user's own recent sign-in: an impersonator must not leave a
   // second factor of its own choosing on the account it acted as.
   it('AuthService AddMyAuthFactorOTP refuses an impersonation token: no factor for the subject, none for the actor', async () => {
@@ -714,7 +714,7 @@ describe('the API with an impersonation token', () => {
     expect(await factors(USERS.iamImpersonator)).toEqual([]);
   });
 
-  // issue 9 item 5 / SPEC 10.4: the amr of an impersonation is the impersonator's sign-in, not the user's
+  // docs/security.md 10.4: the amr of an impersonation is the impersonator's sign-in, not the user's
   it('RemoveMyAuthFactorOTP refuses a token someone acts with, even from a sign-in with an authenticator app', async () => {
     const { db } = server.running.gh;
     const issued = await signedInCode(server, {

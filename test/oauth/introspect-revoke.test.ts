@@ -1,5 +1,5 @@
 /**
- * Introspection (RFC 7662, seed §4.6) and revocation (RFC 7009, seed §4.8) with openid-client, across
+ * Introspection (RFC 7662) and revocation (RFC 7009) with openid-client, across
  * client authentication methods, the audience rule, and revoked tokens.
  */
 import { randomUUID } from 'node:crypto';
@@ -74,7 +74,7 @@ describe('introspection', () => {
     expect(reply.json['error']).toBe('invalid_client');
   });
 
-  it('client_secret_post is not accepted at introspection (seed §4.6)', async () => {
+  it('client_secret_post is not accepted at introspection (docs/endpoints.md#introspection-endpoint)', async () => {
     const reply = await postForm(`${server.url}/oauth/v2/introspect`, { token: 'x', client_id: 'shop-post', client_secret: SECRETS.post });
     expect(reply.status).toBe(401);
   });

@@ -1,6 +1,7 @@
 /**
- * The token endpoint's machine grants (seed §4.5): client_credentials and the JWT profile grant, with
- * openid-client as the relying party, and every error row of the seed's token-endpoint table.
+ * The token endpoint's machine grants (docs/endpoints.md#token-endpoint): client_credentials and
+ * the JWT profile grant, with openid-client as the relying party, and every error row of the token
+ * endpoint's table in docs/errors.md.
  */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -104,7 +105,7 @@ describe('grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer', () => {
   });
 });
 
-describe('token endpoint errors (seed §4.5)', () => {
+describe('token endpoint errors', () => {
   const auth = () => ({ authorization: basic('reporter', SECRETS.reporter) });
 
   it.each([
@@ -116,7 +117,7 @@ describe('token endpoint errors (seed §4.5)', () => {
       'an unknown project audience',
       { grant_type: 'client_credentials', scope: 'openid urn:gatehouse:iam:org:project:id:42:aud' },
       'invalid_scope',
-      "scope urn:gatehouse:iam:org:project:id:42:aud names no project of the client's organization", // SPEC 10.6: no oracle
+      "scope urn:gatehouse:iam:org:project:id:42:aud names no project of the client's organization", // docs/security.md 10.6: no oracle
     ],
   ])('%s → %s', async (_name, body, error, description) => {
     const reply = await postForm(token, body, auth());

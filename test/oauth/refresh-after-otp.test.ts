@@ -1,5 +1,5 @@
 /**
- * Refresh families and the authenticator app (issue 9 item 5, SPEC 10.4): once a user's OTP factor
+ * Refresh families and the authenticator app (docs/security.md 10.4): once a user's OTP factor
  * is ready, refresh tokens from sign-ins without it (amr without otp) stop refreshing, as browser
  * sessions already stop answering for the user. openid-client is the relying party; the factor is
  * set up through the real API.
@@ -47,7 +47,7 @@ async function refreshError(refreshToken: string): Promise<unknown> {
   throw new Error('expected the refresh to fail');
 }
 
-// issue 9 item 5 / SPEC 10.4
+// docs/security.md 10.4
 test('a refresh family from a password-only sign-in stops once the authenticator app is ready; one with it goes on', async () => {
   const passwordOnly = await signIn(['pwd']);
   const withOtp = await signIn(['pwd', 'otp', 'mfa']);

@@ -1,7 +1,7 @@
 /**
  * Project roles and authorizations from the bootstrap file, and the role claims they put in tokens
- * (SPEC §12): when each token asserts them, what the role scopes select, and the project's
- * sign-in checks (authorization required, project access required).
+ * (docs/management-api.md#roles): when each token asserts them, what the role scopes select, and
+ * the project's sign-in checks (authorization required, project access required).
  */
 import { decodeJwt } from 'jose';
 import { stringify } from 'yaml';

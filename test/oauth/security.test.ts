@@ -1,9 +1,9 @@
 /**
- * The OAuth findings of the outside security review (issue 9) and SPEC section 10, each reproduced
- * as the attack through the real server, with openid-client as the relying party wherever it can
- * express the attack: project audiences of other organizations (10.6), assertion lifetimes and
- * replays (10.9), failed client authentications throttled and a full hashing queue answered (10.11),
- * and authorization codes that a foreign client cannot burn (10.15).
+ * The OAuth findings of the outside security review and the rules of docs/security.md, each
+ * reproduced as the attack through the real server, with openid-client as the relying party
+ * wherever it can express the attack: project audiences of other organizations (10.6), assertion
+ * lifetimes and replays (10.9), failed client authentications throttled and a full hashing queue
+ * answered (10.11), and authorization codes that a foreign client cannot burn (10.15).
  *
  * @gatehouse-vm-modules the throttle test moves the clock with jest.spyOn(Date, 'now'), which only
  * modules loaded in this file's context see
@@ -35,7 +35,7 @@ const projectScope = (projectId: string) => `urn:gatehouse:iam:org:project:id:${
 /** Another organization's project, and a project id that exists nowhere. */
 const FOREIGN = projectScope(IDS.otherProject);
 const NOWHERE = projectScope('500000000000000999');
-/** SPEC 10.6 / 10.15: one answer for both, naming only the scope the client sent. */
+/** docs/security.md 10.6 / 10.15: one answer for both, naming only the scope the client sent. */
 const refusedScope = (scope: string) => ({ error: 'invalid_scope', error_description: `scope ${scope} names no project of the client's organization` });
 
 /** The shared fixture, token exchange on, and an ACME application allowed to exchange and refresh. */
@@ -97,8 +97,8 @@ async function introspect(token: string): Promise<client.IntrospectionResponse> 
   return client.tokenIntrospection(await resourceServer(), token);
 }
 
-describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 10.6)', () => {
-  // issue 9 item 6 / SPEC 10.6: a machine user asking for another organization's project audience
+describe('project audience scopes of other organizations (docs/security.md 10.6)', () => {
+  // docs/security.md 10.6: a machine user asking for another organization's project audience
   it('client_credentials: a machine user gets invalid_scope for a foreign project, as for a project that does not exist', async () => {
     const config = await discover('reporter', client.ClientSecretBasic(SECRETS.reporter));
     await expect(client.clientCredentialsGrant(config, { scope: `openid ${FOREIGN}` })).rejects.toMatchObject({ error: 'invalid_scope', status: 400 });
@@ -115,7 +115,7 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
     expect(await introspect(tokens.access_token)).toMatchObject({ active: true, aud: ['reporter', IDS.project] });
   });
 
-  // issue 9 item 6 / SPEC 10.6: the JWT profile grant takes scopes too
+  // docs/security.md 10.6: the JWT profile grant takes scopes too
   it('JWT profile: a foreign project audience is invalid_scope', async () => {
     const config = await discover(IDS.reporter, client.None());
     const assertion = () => signAssertion({ issuer: IDS.reporter, audience: server.url, key: fx.reporterKey.privateKey, kid: fx.reporterKey.id });
@@ -126,7 +126,7 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
     expect(reply.json).toEqual(refusedScope(FOREIGN));
   });
 
-  // issue 9 item 6 / SPEC 10.6: a user's sign-in through an app of ACME cannot reach Other's API
+  // docs/security.md 10.6: a user's sign-in through an app of ACME cannot reach Other's API
   it('authorize: a foreign project audience is redirected to the client as invalid_scope, with the same wording as an unknown project', async () => {
     const config = await web();
     const answer = async (scope: string) => {
@@ -141,13 +141,13 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
     expect(await answer(`openid ${NOWHERE}`)).toEqual({ ...refusedScope(NOWHERE), state: 'st', iss: server.url });
   });
 
-  // issue 9 item 6 / SPEC 10.6: a code whose request carries a foreign scope (asked before the fix) issues nothing
+  // docs/security.md 10.6: a code whose request carries a foreign scope (asked before the fix) issues nothing
   it('authorization_code: a code carrying a foreign project audience is invalid_scope', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid', FOREIGN]);
     await expect(redeem(await web(), signedIn)).rejects.toMatchObject({ error: 'invalid_scope', status: 400 });
   });
 
-  // issue 9 item 6 / SPEC 10.6: a refresh family holding a foreign project audience (issued before the fix) refreshes no more
+  // docs/security.md 10.6: a refresh family holding a foreign project audience (issued before the fix) refreshes no more
   it('refresh_token: a family holding a foreign project audience is invalid_scope', async () => {
     const { gh } = server.running;
     const refreshToken = await storeRefreshToken(gh.db, refreshIssuer(gh), {
@@ -164,7 +164,7 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
     await expect(client.refreshTokenGrant(await web(), refreshToken)).rejects.toMatchObject({ error: 'invalid_scope' });
   });
 
-  // issue 9 item 6 / SPEC 10.6: token exchange checks the same rule, with the same answer
+  // docs/security.md 10.6: token exchange checks the same rule, with the same answer
   it('token exchange: a foreign project audience is invalid_scope, as an unknown one', async () => {
     const tokens = await redeem(await discover('sec-exchange', client.ClientSecretBasic(EXCHANGE_SECRET)), await signIn('sec-exchange', EXCHANGE_CALLBACK, ['openid']));
     const exchange = (scope: string) =>
@@ -178,8 +178,8 @@ describe('project audience scopes of other organizations (issue 9 item 6 / SPEC 
   });
 });
 
-describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)', () => {
-  // issue 9 item 15 / SPEC 10.15: a stolen code presented by another client must not burn it
+describe('authorization codes and foreign clients (docs/security.md 10.15)', () => {
+  // docs/security.md 10.15: a stolen code presented by another client must not burn it
   it('another client presenting a stolen code gets invalid_grant, and the rightful client still redeems it', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const thief = await discover('shop-post', client.ClientSecretPost(SECRETS.post));
@@ -189,7 +189,7 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
     expect(await introspect(tokens.access_token)).toMatchObject({ active: true, client_id: 'shop-web' });
   });
 
-  // issue 9 item 15 / SPEC 10.15: the foreign client's refusal says nothing about the code
+  // docs/security.md 10.15: the foreign client's refusal says nothing about the code
   it('the foreign client’s answer is the one for an unknown code', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const reply = await postForm(tokenUrl, { grant_type: 'authorization_code', code: signedIn.code, redirect_uri: WEB_CALLBACK, client_id: 'shop-post', client_secret: SECRETS.post });
@@ -200,7 +200,7 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
     expect((await redeem(await web(), signedIn)).claims()?.sub).toBe(IDS.alice);
   });
 
-  // issue 9 item 15 / SPEC 10.15: a used code replayed by a foreign client revokes nothing of the rightful client
+  // docs/security.md 10.15: a used code replayed by a foreign client revokes nothing of the rightful client
   it('a used code presented by another client does not revoke the rightful client’s tokens', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const tokens = await redeem(await web(), signedIn);
@@ -209,7 +209,7 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
     expect(await introspect(tokens.access_token)).toMatchObject({ active: true });
   });
 
-  // issue 9 item 15 / SPEC 10.15: the code's redirect URI is checked before the code is spent
+  // docs/security.md 10.15: the code's redirect URI is checked before the code is spent
   it('the rightful client with another redirect_uri gets invalid_grant and may still redeem the code properly', async () => {
     const signedIn = await signIn('shop-web', WEB_CALLBACK, ['openid']);
     const reply = await postForm(tokenUrl, { grant_type: 'authorization_code', code: signedIn.code, redirect_uri: 'http://localhost:3000/other' }, { authorization: basic('shop-web', SECRETS.web) });
@@ -217,7 +217,7 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
     expect((await redeem(await web(), signedIn)).claims()?.sub).toBe(IDS.alice);
   });
 
-  // issue 9 item 15 / SPEC 10.15: a public client's id is no secret; its PKCE verifier is checked before the code is spent too
+  // docs/security.md 10.15: a public client's id is no secret; its PKCE verifier is checked before the code is spent too
   it('a stolen public-client code presented with a wrong verifier is not burned', async () => {
     const signedIn = await signIn('shop-spa', SPA_CALLBACK, ['openid'], true);
     const spa = await discover('shop-spa', client.None());
@@ -228,20 +228,20 @@ describe('authorization codes and foreign clients (issue 9 item 15 / SPEC 10.15)
   });
 });
 
-describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
+describe('JWT profile assertions (docs/security.md 10.9)', () => {
   const now = () => Math.floor(Date.now() / 1000);
   const machine = () => discover(IDS.reporter, client.None());
   const assertion = (options: { iat?: number; expiresIn?: number; jti?: string | null } = {}) =>
     signAssertion({ issuer: IDS.reporter, audience: server.url, key: fx.reporterKey.privateKey, kid: fx.reporterKey.id, ...options });
   const grant = async (jwt: string) => client.genericGrantRequest(await machine(), JWT_BEARER, { assertion: jwt, scope: 'openid' });
 
-  // issue 9 item 8 / SPEC 10.9: the review's assertion, valid ten years and issued five years ago
+  // docs/security.md 10.9: the review's assertion, valid ten years and issued five years ago
   it('an assertion issued five years ago and valid for ten is invalid_grant', async () => {
     const fiveYears = 5 * 365 * 86400;
     await expect(grant(await assertion({ iat: now() - fiveYears, expiresIn: 2 * fiveYears }))).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
   });
 
-  // issue 9 item 8 / SPEC 10.9
+  // docs/security.md 10.9
   it.each([
     ['exp more than an hour ahead', { expiresIn: 3600 + 120 }],
     ['iat more than an hour old (exp still ahead)', { iat: Math.floor(Date.now() / 1000) - 3720, expiresIn: 3720 + 300 }],
@@ -250,7 +250,7 @@ describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
     await expect(grant(await assertion(options))).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  // issue 9 item 8 / SPEC 10.9
+  // docs/security.md 10.9
   it('an assertion without iat is invalid_grant', async () => {
     const jwt = await new SignJWT({})
       .setProtectedHeader({ alg: 'RS256', kid: fx.reporterKey.id })
@@ -267,14 +267,14 @@ describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
     expect(tokens.access_token).toEqual(expect.any(String));
   });
 
-  // issue 9 item 8 / SPEC 10.9: replay, by jti
+  // docs/security.md 10.9: replay, by jti
   it('the same assertion is accepted once (by its jti)', async () => {
     const jwt = await assertion({ jti: randomUUID() });
     expect((await grant(jwt)).access_token).toEqual(expect.any(String));
     await expect(grant(jwt)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  // issue 9 item 8 / SPEC 10.9: replay of a key-file assertion without jti (ZITADEL's SDKs), by its hash
+  // docs/security.md 10.9: replay of a key-file assertion without jti (ZITADEL's SDKs), by its hash
   it('an assertion without jti is accepted once (by its hash)', async () => {
     const jwt = await assertion({ jti: null });
     expect((await grant(jwt)).access_token).toEqual(expect.any(String));
@@ -283,7 +283,7 @@ describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
     expect(replay.json).toEqual(INVALID_GRANT);
   });
 
-  // review of issue 9 (M1): the signature has spellings that all verify; the signing input has one
+  // docs/security.md 10.9: the signature has spellings that all verify; the signing input has one
   it('an assertion without jti replayed with its signature spelt otherwise is refused', async () => {
     // iat a few seconds back: unlike the previous test's assertion (deterministic RS256 signs the same payload alike)
     const jwt = await assertion({ jti: null, iat: Math.floor(Date.now() / 1000) - 7 });
@@ -298,7 +298,7 @@ describe('JWT profile assertions (issue 9 item 8 / SPEC 10.9)', () => {
   });
 });
 
-describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', () => {
+describe('client assertions (docs/security.md 10.9)', () => {
   type Change = (payload: Record<string, unknown>) => void;
   /** shop-api-jwt, a resource server authenticating with private_key_jwt; `change` edits its assertion. */
   const keyed = async (clientId: 'shop-api-jwt' | 'shop-backend', change: Change = () => {}) => {
@@ -315,7 +315,7 @@ describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', (
     machineToken = (await client.clientCredentialsGrant(config, { scope: `openid ${projectScope(IDS.project)}` })).access_token;
   });
 
-  // issue 9 item 8 / SPEC 10.9: a client assertion with iat in the future was accepted
+  // docs/security.md 10.9: a client assertion with iat in the future was accepted
   it.each<[string, Change]>([
     ['iat ten minutes in the future', (p) => void (p['iat'] = now() + 600)],
     ['iat more than an hour old', (p) => void (p['iat'] = now() - 3720)],
@@ -325,7 +325,7 @@ describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', (
     await expect(client.tokenIntrospection(await keyed('shop-api-jwt', change), machineToken)).rejects.toMatchObject({ error: 'invalid_client', status: 401 });
   });
 
-  // SPEC 10.9: refused before too; kept now that the replay rule lives in the shared assertion check
+  // docs/security.md 10.9: refused before too; kept now that the replay rule lives in the shared assertion check
   it('a client assertion replayed with the same jti is refused', async () => {
     const jti = randomUUID();
     const config = await keyed('shop-api-jwt', (p) => void (p['jti'] = jti));
@@ -333,7 +333,7 @@ describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', (
     await expect(client.tokenIntrospection(config, machineToken)).rejects.toMatchObject({ error: 'invalid_client' });
   });
 
-  // issue 10 item 1 / SPEC 10.9: aud = the token endpoint, at introspection
+  // docs/security.md 10.9: aud = the token endpoint, at introspection
   it.each<[string, () => string]>([
     ['the token endpoint', () => tokenUrl],
     ['the introspection endpoint', () => introspectUrl],
@@ -348,7 +348,7 @@ describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', (
     await expect(client.tokenIntrospection(config, machineToken)).rejects.toMatchObject({ error: 'invalid_client' });
   });
 
-  // issue 10 item 1 / SPEC 10.9: aud = the token endpoint, at revocation
+  // docs/security.md 10.9: aud = the token endpoint, at revocation
   it.each<[string, () => string]>([
     ['the token endpoint', () => tokenUrl],
     ['the revocation endpoint', () => revokeUrl],
@@ -361,8 +361,8 @@ describe('client assertions (issue 9 item 8 and issue 10 item 1 / SPEC 10.9)', (
   });
 });
 
-describe('a full hashing queue (issue 9 item 10 / SPEC 10.11)', () => {
-  // issue 9 item 10 / SPEC 10.11: a burst of wrong secrets used to end in 500s once the queue was full
+describe('a full hashing queue (docs/security.md 10.11)', () => {
+  // docs/security.md 10.11: a burst of wrong secrets used to end in 500s once the queue was full
   it('a burst of wrong secrets is answered 401 or 503 temporarily_unavailable with Retry-After: 1, never 500', async () => {
     const replies = await Promise.all(
       Array.from({ length: 150 }, (_, i) => postForm(introspectUrl, { token: 'x' }, { authorization: basic('shop-api', `wrong-${i}`) })),
@@ -389,7 +389,7 @@ describe('a full hashing queue (issue 9 item 10 / SPEC 10.11)', () => {
   });
 });
 
-describe('failed client authentications per address (issue 9 item 10 / SPEC 10.11)', () => {
+describe('failed client authentications per address (docs/security.md 10.11)', () => {
   // The default limit (20 failures a minute per address). The throttle's one-minute window is fixed,
   // so Date.now is moved to the start of a window for these tests: a window boundary falling in the
   // middle of the test would reset the count (time is one of the two things tests may mock).
@@ -416,7 +416,7 @@ describe('failed client authentications per address (issue 9 item 10 / SPEC 10.1
     expect(reply.json).toEqual({ error: 'temporarily_unavailable', error_description: 'too many failed client authentications from this address; try again later' });
   };
 
-  // issue 9 item 10 / SPEC 10.11: unlimited guessing of client secrets from one address
+  // docs/security.md 10.11: unlimited guessing of client secrets from one address
   it('20 failures a minute are answered invalid_client; then the address gets 429 with Retry-After, even with the right secret', async () => {
     for (let i = 0; i < 20; i++) expect((await introspectAt(`guess-${i}`)).status).toBe(401);
     expectThrottled(await introspectAt(`guess-20`));
@@ -428,7 +428,7 @@ describe('failed client authentications per address (issue 9 item 10 / SPEC 10.1
     expectThrottled(await postForm(`${throttled.url}/oauth/v2/revoke`, { token: 'x' }, { authorization: basic('shop-web', SECRETS.web) }));
   });
 
-  // issue 9 item 10 / SPEC 10.11: the refusal comes before any hash, so a flood costs no argon2 (no 503 from a full queue)
+  // docs/security.md 10.11: the refusal comes before any hash, so a flood costs no argon2 (no 503 from a full queue)
   it('while throttled, a flood of wrong secrets is all 429: nothing is hashed', async () => {
     const replies = await Promise.all(Array.from({ length: 150 }, (_, i) => introspectAt(`flood-${i}`)));
     expect(new Set(replies.map((r) => r.status))).toEqual(new Set([429]));

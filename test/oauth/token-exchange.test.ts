@@ -1,10 +1,11 @@
 /**
- * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; seed §4.5 and its token type
- * matrix, SPEC §6) end to end: the instance feature switch (REST on, gRPC off, discovery following),
- * which clients may exchange, every row of the type matrix allowed and refused, the parameter and
- * subject-token refusals, scopes, audience, refresh tokens of exchanged families (with a delegation),
- * the browser session exchanged tokens rest on, and the audit event each exchange appends. openid-client is the relying party for every successful
- * exchange; refusals go over plain HTTP to check the exact error body.
+ * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; docs/token-exchange.md and
+ * its token type matrix) end to end: the instance feature switch (REST on, gRPC off, discovery
+ * following), which clients may exchange, every row of the type matrix allowed and refused, the
+ * parameter and subject-token refusals, scopes, audience, refresh tokens of exchanged families
+ * (with a delegation), the browser session exchanged tokens rest on, and the audit event each
+ * exchange appends. openid-client is the relying party for every successful exchange; refusals go
+ * over plain HTTP to check the exact error body.
  */
 import * as client from 'openid-client';
 import { createClient } from '@connectrpc/connect';
@@ -25,7 +26,7 @@ import { TOKEN_EXCHANGE, TOKEN_TYPE } from '../support/token-exchange.ts';
 const GRANT = TOKEN_EXCHANGE;
 const TYPE = { ...TOKEN_TYPE, unknown: 'urn:example:params:oauth:token-type:saml2' } as const;
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
-/** A second project of ACME: a client may ask only for its own organization's projects (SPEC 10.6). */
+/** A second project of ACME: a client may ask only for its own organization's projects (docs/security.md 10.6). */
 const SECOND_PROJECT = '500000000000000003';
 const OTHER_PROJECT_SCOPE = `urn:gatehouse:iam:org:project:id:${SECOND_PROJECT}:aud`;
 const INVALID_SUBJECT = { error: 'invalid_request', error_description: 'subject_token is invalid, expired, revoked or not meant for this client' };
@@ -324,7 +325,7 @@ describe('which clients may exchange', () => {
 
 // --- the type matrix -----------------------------------------------------------------------------
 
-describe('the token type matrix (seed §4.5)', () => {
+describe('the token type matrix (docs/token-exchange.md#token-types)', () => {
   describe('subject_token_type', () => {
     it('access_token: a JWT access token', async () => {
       const { access_token } = await signIn('te-basic', ['openid']);

@@ -1,8 +1,9 @@
 /**
- * The user grants at the token endpoint (seed §4.5, SPEC §6): authorization_code with every client
- * authentication method and PKCE, and refresh_token with rotation and reuse detection. openid-client
- * is the relying party; its strict ID-token validation must pass. The sign-in before the code (the
- * authorization request, the session, the code) is made directly through the domain functions.
+ * The user grants at the token endpoint (docs/endpoints.md#token-endpoint): authorization_code with
+ * every client authentication method and PKCE, and refresh_token with rotation and reuse detection.
+ * openid-client is the relying party; its strict ID-token validation must pass. The sign-in before
+ * the code (the authorization request, the session, the code) is made directly through the domain
+ * functions.
  */
 import * as client from 'openid-client';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
@@ -26,7 +27,7 @@ let tokenUrl: string;
 beforeAll(async () => {
   fx = fixture();
   const document = structuredClone(fx.document) as { orgs: Array<{ projects?: Array<{ apps: unknown[] }> }> };
-  // An application that wants the user claims in its ID tokens even with an access token (seed §4.4).
+  // An application that wants the user claims in its ID tokens even with an access token (docs/endpoints.md#authorization-endpoint).
   document.orgs[0]!.projects![0]!.apps.push({
     name: 'assert',
     clientId: 'shop-assert',
@@ -111,7 +112,7 @@ describe('grant_type=authorization_code', () => {
       sid: signedIn.sessionId,
       at_hash: expect.any(String),
     });
-    // seed §4.4: with an access token, the user claims stay out of the ID token
+    // docs/endpoints.md#authorization-endpoint: with an access token, the user claims stay out of the ID token
     for (const claim of ['name', 'given_name', 'family_name', 'preferred_username', 'email', 'email_verified']) expect(payload[claim]).toBeUndefined();
 
     const access = await jwtVerify(tokens.access_token, await jwks(), { issuer: server.url, typ: 'at+jwt' });

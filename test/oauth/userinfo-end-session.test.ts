@@ -1,5 +1,5 @@
 /**
- * /oidc/v1/userinfo (seed §4.7, OIDC Core §5.3, RFC 6750) and /oidc/v1/end_session (seed §4.9, OIDC
+ * /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750) and /oidc/v1/end_session (OIDC
  * RP-Initiated Logout 1.0): claims by scope, the Bearer challenges, and logout ending the browser's
  * sessions with every token issued in them. Sign-ins are made through the domain functions and
  * exchanged with openid-client.
@@ -42,7 +42,7 @@ interface Browser {
   cookie: string;
 }
 
-/** A browser holding a cookie the server issued (SPEC 10.7: it ignores any other value). */
+/** A browser holding a cookie the server issued (docs/security.md 10.7: it ignores any other value). */
 function newBrowser(): Browser {
   return { cookie: newBrowserId(server.running.gh.masterKey) };
 }

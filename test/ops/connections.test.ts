@@ -1,5 +1,5 @@
 /**
- * Connection limits (SPEC 10.8, issue 9 item 3: slowloris): the one listener closes silent,
+ * Connection limits (docs/security.md 10.8; slowloris): the one listener closes silent,
  * slow and idle connections over cleartext HTTP/1.1, h2c and TLS, never one whose request is being
  * served, and answers an oversized body with a 413 that ordinary clients can read.
  * The listener is started with small limits so that each case takes a second or two; one case
@@ -80,7 +80,7 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describe('cleartext and h2c (SPEC 10.8)', () => {
+describe('cleartext and h2c (docs/security.md 10.8)', () => {
   let listener: Listener;
   beforeAll(async () => {
     listener = await listen({ host: '127.0.0.1', port: 0, http1: handler, http2: handler, limits: LIMITS });
@@ -188,7 +188,7 @@ describe('cleartext and h2c (SPEC 10.8)', () => {
   });
 });
 
-describe('TLS (SPEC 10.8)', () => {
+describe('TLS (docs/security.md 10.8)', () => {
   let listener: Listener;
   beforeAll(async () => {
     listener = await listen({ host: '127.0.0.1', port: 0, tls: cert, http1: handler, http2: handler, limits: LIMITS });
@@ -229,14 +229,14 @@ describe('TLS (SPEC 10.8)', () => {
   });
 });
 
-describe('the real server (SPEC 10.8 defaults)', () => {
+describe('the real server (docs/security.md 10.8 defaults)', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer(fixture().document);
   });
   afterAll(() => server.stop());
 
-  it('uses the limits SPEC 10.8 names', () => {
+  it('uses the limits docs/security.md 10.8 names', () => {
     expect(CONNECTION_LIMITS).toEqual({ headersMs: 20_000, requestMs: 30_000, silentMs: 10_000, keepAliveMs: 5_000, h2IdleMs: 60_000, drainBytes: 1024 * 1024, drainMs: 2_000 });
   });
 

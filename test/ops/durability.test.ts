@@ -1,9 +1,9 @@
 /**
- * Nothing that was answered is lost (issue 11): a token returned to a client is committed before the
- * response, even when several requests' tokens share one INSERT. A real `gatehouse start` process
- * answers a burst of client_credentials requests and is killed with SIGKILL right after its answers;
- * a new process on the same database then finds every token it returned, and every revocation it
- * confirmed with 200.
+ * Nothing that was answered is lost (docs/decisions.md#durability): a token returned to a client is
+ * committed before the response, even when several requests' tokens share one INSERT. A real
+ * `gatehouse start` process answers a burst of client_credentials requests and is killed with
+ * SIGKILL right after its answers; a new process on the same database then finds every token it
+ * returned, and every revocation it confirmed with 200.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,6 +1,6 @@
 /**
- * Operations (SPEC §9): health, readiness and metrics; TLS with ALPN on the one port; a database
- * outage answered with 503 and healed without a restart.
+ * Operations (docs/operations.md): health, readiness and metrics; TLS with ALPN on the one port; a
+ * database outage answered with 503 and healed without a restart.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -45,7 +45,7 @@ describe('health, readiness and metrics', () => {
   });
 });
 
-// issue 9 item 15 / SPEC 10.14: /metrics is open only to the metrics token once one is configured
+// docs/security.md 10.14: /metrics is open only to the metrics token once one is configured
 describe('metrics behind GATEHOUSE_METRICS_TOKEN', () => {
   let server: TestServer;
   beforeAll(async () => {
@@ -104,7 +104,7 @@ describe('TLS with ALPN on one port', () => {
       socket.on('error', reject);
     });
 
-  // issue 9 item 15 / SPEC 10.14: under https every response, HTTP/1.1 or HTTP/2, carries HSTS
+  // docs/security.md 10.14: under https every response, HTTP/1.1 or HTTP/2, carries HSTS
   it('sends Strict-Transport-Security on every response, over HTTP/1.1 and HTTP/2', async () => {
     const base = `https://127.0.0.1:${server.running.listener.port}`;
     const https = await import('node:https');

@@ -1,5 +1,5 @@
 /**
- * Two Gatehouse processes on one PostgreSQL database (issue 11): each keeps revocations and the
+ * Two Gatehouse processes on one PostgreSQL database: each keeps revocations and the
  * stored tokens it has read in memory, so a revocation made on one node must reach the other within
  * a second (LISTEN/NOTIFY), and a node whose announcements may have been missed (its listening
  * connection cut) must stop trusting what it remembers until it listens again.

@@ -1,9 +1,9 @@
 /**
- * Adding a sign-in credential for oneself needs a recent sign-in that used every factor (SPEC 10.17,
- * §11; the second outside review's F16), replayed against a real server through real protocol
- * clients: REST on ZITADEL's paths as the report used it, gRPC with ZITADEL's own descriptors,
- * openid-client for the sign-ins and the token exchange, and a software authenticator
- * (support/webauthn.ts) in the browser's place.
+ * Adding a sign-in credential for oneself needs a recent sign-in that used every factor
+ * (docs/security.md 10.17, docs/passkeys.md; the second outside review's F16), replayed against a
+ * real server through real protocol clients: REST on ZITADEL's paths as the report used it, gRPC
+ * with ZITADEL's own descriptors, openid-client for the sign-ins and the token exchange, and a
+ * software authenticator (support/webauthn.ts) in the browser's place.
  *
  * The rule: RegisterPasskey / VerifyPasskeyRegistration without a registration code, AddMyAuthFactorOTP /
  * VerifyMyAuthFactorOTP and RegisterTOTP / VerifyTOTPRegistration for oneself need a sign-in of the user
@@ -195,7 +195,7 @@ describe('RegisterPasskey and VerifyPasskeyRegistration for oneself (F16, REST a
     const enrolling = await userToken(USERS.replay, PASSWORD_ONLY);
     await enrolOtp(enrolling);
 
-    // SPEC 10.4 holds: `old` cannot remove the app
+    // docs/security.md 10.4 holds: `old` cannot remove the app
     expect((await rest(server, 'DELETE', OTP_PATH, old)).status).toBe(403);
     // ... and may not add a passkey that would stand in for it
     expect(await registerPasskey(USERS.replay, old)).toEqual(SIGN_IN_REFUSAL);

@@ -1,5 +1,5 @@
 /**
- * The instance of the second outside review (security-review-2026-11-26.md, "Test instance"), for the
+ * The instance of the second outside review (its test instance), for the
  * suites that replay its attacks: ACME with its owner alice and the instance owner dave, Beta
  * `100000000000000002` with its owner frank and project `crm` `510000000000000001`, ACME's project
  * `shop` `500000000000000001` with its API application `shop-api`, the confidential clients `web`
@@ -22,7 +22,7 @@ export const SHOP = '500000000000000001';
 export const CRM = '510000000000000001';
 export const PASSWORD = 'Correct-Horse-9';
 export const CALLBACK = 'http://localhost:3000/callback';
-/** The reserved scope that puts the Gatehouse API in a token's audience (SPEC 10.5). */
+/** The reserved scope that puts the Gatehouse API in a token's audience (docs/security.md 10.5). */
 export const API_SCOPE = 'urn:gatehouse:iam:org:project:id:gatehouse:aud';
 export const ROLES_SCOPE = 'urn:gatehouse:iam:org:project:roles';
 

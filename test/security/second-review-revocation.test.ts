@@ -1,5 +1,5 @@
 /**
- * The second outside review's attacks on revocation (security-review-2026-11-26.md, SPEC 10.19,
+ * The second outside review's attacks on revocation (docs/security.md 10.19,
  * 10.24, 10.25): refresh tokens that outlive the project's access rules, an impersonator's tokens
  * revived by its reactivation, password resets that evict nobody, and registration and reset codes
  * that outlive a deactivation or lock. Replayed against the real server as the review made them:

@@ -1,6 +1,6 @@
 /**
- * The second outside review's attacks of one organization on another (security-review-2026-11-26.md,
- * SPEC 10.16, 10.18, 10.20, 10.24), replayed against the real server as the review made them: Beta's
+ * The second outside review's attacks of one organization on another (docs/security.md
+ * 10.16, 10.18, 10.20, 10.24), replayed against the real server as the review made them: Beta's
  * owner frank and ACME's owner alice with tokens from the token endpoint, REST as the review's
  * client spoke it, gRPC and Connect where the call has no REST path or the protocol is the point.
  * Each describe keeps the review's finding id in a comment. Every test of an attack failed on the

@@ -1,7 +1,7 @@
 /**
- * What the management API suites share (SPEC §12): a bootstrap with callers of every permission
- * level, tokens from the real token endpoint, and the four protocols as real transports. Clients
- * are built from ZITADEL's own descriptors (`@zitadel/proto`), as ZITADEL's clients are.
+ * What the management API suites share (docs/management-api.md): a bootstrap with callers of every
+ * permission level, tokens from the real token endpoint, and the four protocols as real transports.
+ * Clients are built from ZITADEL's own descriptors (`@zitadel/proto`), as ZITADEL's clients are.
  */
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
@@ -21,7 +21,7 @@ export const MGMT = {
   plain: '220000000000000003',
   /** ORG_OWNER of `otherOrg`. */
   otherAdmin: '220000000000000004',
-  /** A human of `org` holding IAM_OWNER: out of an ORG_OWNER's reach (SPEC 10.13). */
+  /** A human of `org` holding IAM_OWNER: out of an ORG_OWNER's reach (docs/security.md 10.13). */
   instanceOwner: '220000000000000005',
   /** A plain human of `org`. */
   alice: '220000000000000006',

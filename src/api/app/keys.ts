@@ -1,9 +1,10 @@
 /**
  * zitadel.app.v2beta.AppService: the keys an application signs its client assertions with
- * (private_key_jwt, SPEC §5). CreateApplicationKey generates an RSA key pair, stores the public key
- * and returns ZITADEL's key file `{"type":"application","keyId","key","appId","clientId"}` once, its
- * `key` a PKCS#1 PEM as ZITADEL's SDKs read it (cli/machine-key.ts makes machine key files alike).
- * A deleted key no longer authenticates from the next request on.
+ * (private_key_jwt, docs/management-api.md#the-identity-model). CreateApplicationKey generates an RSA
+ * key pair, stores the public key and returns ZITADEL's key file
+ * `{"type":"application","keyId","key","appId","clientId"}` once, its `key` a PKCS#1 PEM as ZITADEL's
+ * SDKs read it (cli/machine-key.ts makes machine key files alike). A deleted key no longer
+ * authenticates from the next request on.
  */
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -24,7 +25,7 @@ import { applicationKeyOf } from './views.ts';
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
-/** ZITADEL's application key file (SPEC §5). */
+/** ZITADEL's application key file. */
 interface ApplicationKeyFile {
   type: 'application';
   keyId: string;

@@ -1,7 +1,8 @@
 /**
- * zitadel.app.v2beta.AppService: reading and listing applications (SPEC §12). Lists are filtered
- * to the organizations the caller manages, and their total counts only those; a project id that
- * names nothing the caller may see is a filter that matches nothing.
+ * zitadel.app.v2beta.AppService: reading and listing applications
+ * (docs/management-api.md#who-may-do-what). Lists are filtered to the organizations the caller
+ * manages, and their total counts only those; a project id that names nothing the caller may see is a
+ * filter that matches nothing.
  */
 import type { ServiceImpl } from '@connectrpc/connect';
 import { AppSorting, AppState } from '../../../gen/zitadel/app/v2beta/app_pb.js';

@@ -1,9 +1,9 @@
 /**
  * The settings of an application as ZITADEL's AppService carries them, turned into Gatehouse's
- * columns (SPEC §5; the enums one to one, app/enums.ts) and checked by the rules of
- * domain/applications.ts. Settings Gatehouse cannot honour are refused with InvalidArgument naming
- * the field, never dropped: the device code grant, additional origins, back-channel logout, a clock
- * skew other than zero.
+ * columns (docs/management-api.md#the-identity-model; the enums one to one, app/enums.ts) and checked
+ * by the rules of domain/applications.ts. Settings Gatehouse cannot honour are refused with
+ * InvalidArgument naming the field, never dropped: the device code grant, additional origins,
+ * back-channel logout, a clock skew other than zero.
  */
 import type { Duration } from '@bufbuild/protobuf/wkt';
 import type {
@@ -114,7 +114,7 @@ export function oidcSettingsOf(request: CreateOIDCApplicationRequest): AppSettin
   });
 }
 
-/** An API application: a resource server, which may only introspect (SPEC §5). */
+/** An API application: a resource server, which may only introspect (docs/management-api.md#the-identity-model). */
 export function apiSettingsOf(request: CreateAPIApplicationRequest | UpdateAPIApplicationConfigurationRequest): AppSettings {
   return {
     kind: 'api',
@@ -151,8 +151,9 @@ export function settingsOfRow(row: AppRow): AppSettings {
 }
 
 /**
- * An OIDC application's settings after an update (SPEC §12): a field left out, or an empty list,
- * leaves its setting as it is; the result must satisfy every rule as a new application would.
+ * An OIDC application's settings after an update (docs/management-api.md#services-and-calls): a field
+ * left out, or an empty list, leaves its setting as it is; the result must satisfy every rule as a
+ * new application would.
  */
 export function updatedOidcSettings(current: AppSettings, request: UpdateOIDCApplicationConfigurationRequest): AppSettings {
   refuseUnsupported(request);

@@ -1,6 +1,6 @@
 /**
  * zitadel.app.v2beta.AppService: creating, changing and deleting applications and replacing their
- * secrets (SPEC §5, §12).
+ * secrets (docs/management-api.md).
  *
  * - A client secret is generated for the methods that use one (client_secret_basic, _post), returned
  *   once and stored as a hash; none and private_key_jwt have no secret.
@@ -93,7 +93,7 @@ export function writeMethods(gh: Gatehouse): Partial<ServiceImpl<typeof AppServi
     async updateApplication(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
-      // SPEC §12: an empty name keeps the name.
+      // docs/management-api.md#services-and-calls: an empty name keeps the name.
       const name = req.name === '' ? undefined : checkedName(req.name);
       const changeDate = await gh.db.transaction().execute(async (trx) => {
         const row = await targetApp(trx, gh.instanceId, managed, { appId: req.id, field: 'id', projectId: req.projectId, lock: true });

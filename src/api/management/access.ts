@@ -1,5 +1,6 @@
 /**
- * Who may use the management API (SPEC §12, 10.13), in one place for every management service:
+ * Who may use the management API (docs/management-api.md#who-may-do-what, docs/security.md 10.13), in
+ * one place for every management service:
  *
  * - IAM_OWNER manages everything in the instance;
  * - ORG_OWNER manages its own organizations' objects (and never users holding an instance-wide

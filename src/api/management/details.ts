@@ -1,4 +1,4 @@
-/** `details` of the v2 and v2beta resource services, from the event a change appended (SPEC §5). */
+/** `details` of the v2 and v2beta resource services, from the event a change appended (docs/events.md). */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { DetailsSchema, ListDetailsSchema } from '../../../gen/zitadel/object/v2/object_pb.js';

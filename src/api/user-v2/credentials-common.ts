@@ -10,7 +10,7 @@ import { findContactUserForUpdate, type ContactUserRow } from '../../store/users
 import { apiError } from '../errors.ts';
 import { targetUser, userNotFound } from './target.ts';
 
-/** InvalidArgument naming the field (SPEC §12). */
+/** InvalidArgument naming the field (docs/errors.md#the-api). */
 export function fieldError(field: string, problem: string): ConnectError {
   return apiError(Code.InvalidArgument, 'USER-InvalidArgument', `${field}: ${problem}`);
 }
@@ -40,7 +40,7 @@ export async function requireFreshSignIn(db: DB, principal: Principal, access: '
   );
 }
 
-/** SPEC 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
+/** docs/security.md 10.1: a code handed to the caller proves nothing about the mailbox; only for administrators. */
 export function requireManagerForReturnedCode(access: 'self' | 'manage', field: string): void {
   if (access !== 'manage') {
     throw apiError(Code.PermissionDenied, 'USER-ReturnCodeSelf', `${field} is only for administrators acting on another user: your code is sent by mail`);
@@ -63,7 +63,7 @@ export function codeMailError(error: unknown, templateField: string): unknown {
   return error instanceof TemplateError ? fieldError(templateField, error.message) : error;
 }
 
-/** Too many wrong passwords or codes: the user is locked (SPEC §7). */
+/** Too many wrong passwords or codes: the user is locked (docs/decisions.md#login-names-and-lockout). */
 export function lockedError(until: Date, now: Date): ConnectError {
   const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
   return apiError(Code.ResourceExhausted, 'USER-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
@@ -71,9 +71,9 @@ export function lockedError(until: Date, now: Date): ConnectError {
 
 /**
  * The human user a code is issued for (a password reset code, a passkey registration code), its row
- * locked: the user itself or a manager may ask; only a manager may have the code returned (SPEC
- * 10.1); a mailed code goes only to a verified address. `mailed` names what would be mailed, for
- * the refusal.
+ * locked: the user itself or a manager may ask; only a manager may have the code returned
+ * (docs/security.md 10.1); a mailed code goes only to a verified address. `mailed` names what would
+ * be mailed, for the refusal.
  */
 export async function codeRecipient(
   trx: DB,
@@ -92,7 +92,8 @@ export async function codeRecipient(
   if (options.addsCredential === true) await requireFreshSignIn(trx, principal, target.access);
   const contact = await findContactUserForUpdate(trx, instanceId, target.row.id); // the user's row lock
   if (contact === undefined) throw userNotFound();
-  // SPEC 10.1: a code goes only to an address someone has read a mail at (or an administrator vouched for).
+  // docs/security.md 10.1: a code goes only to an address someone has read a mail at (or an
+  // administrator vouched for).
   if (delivery === 'send' && (contact.email === null || contact.email === '' || !contact.email_verified)) {
     throw apiError(Code.FailedPrecondition, 'USER-NoVerifiedEmail', `the user has no verified email to send ${mailed} to`);
   }

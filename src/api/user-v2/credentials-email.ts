@@ -1,7 +1,7 @@
 /**
  * zitadel.user.v2 SetEmail, ResendEmailCode and VerifyEmail: the same contact email (`users.email`)
- * and the same rules as the v3alpha contact email calls (SPEC §8, 10.1, 10.2), through the same
- * domain functions:
+ * and the same rules as the v3alpha contact email calls (docs/decisions.md#email-codes;
+ * docs/security.md 10.1, 10.2), through the same domain functions:
  *
  * - the user itself or an administrator of it; `returnCode` and `isVerified` only for an
  *   administrator acting on another user (PermissionDenied otherwise); machine users have no email
@@ -69,7 +69,7 @@ export function emailMethods(gh: Gatehouse): EmailMethods {
       const delivery = verified ? undefined : codeDelivery(verification);
       const result = await gh.db.transaction().execute(async (trx) => {
         const { access, user } = await lockedContact(trx, principal, req.userId);
-        // SPEC 10.1: nobody vouches for its own address, not even an IAM_OWNER.
+        // docs/security.md 10.1: nobody vouches for its own address, not even an IAM_OWNER.
         if (verified && access !== 'manage') {
           throw apiError(Code.PermissionDenied, 'USER-VerifyPermission', 'isVerified is only for administrators (ORG_OWNER, IAM_OWNER) acting on another user');
         }

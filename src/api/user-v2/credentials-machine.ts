@@ -1,8 +1,8 @@
 /**
  * zitadel.user.v2 AddKey, ListKeys, RemoveKey, AddSecret and RemoveSecret: a machine user's
- * credentials (SPEC §5, §12). Only administrators manage them (machine users have no self-service;
- * an administrator acting on its own machine user is still its administrator); a human user is
- * FailedPrecondition.
+ * credentials (docs/decisions.md#machine-credentials). Only administrators manage them (machine users
+ * have no self-service; an administrator acting on its own machine user is still its administrator);
+ * a human user is FailedPrecondition.
  *
  * - AddKey stores a supplied PEM public key (RSA of at least 2048 bits, EC or Ed25519; anything else
  *   InvalidArgument naming `publicKey`), or generates an RSA pair and returns ZITADEL's key file in
@@ -12,7 +12,8 @@
  * - A removed key or secret stops authenticating at once: the directory that caches machine users is
  *   cleared after the commit (other processes follow the change feed).
  * - ListKeys lists what the caller manages: an ORG_OWNER sees keys of its organizations' machine
- *   users, except users holding an instance-wide role (SPEC 10.13); filters combine with and.
+ *   users, except users holding an instance-wide role (docs/security.md 10.13); filters combine
+ *   with and.
  */
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, type ServiceImpl } from '@connectrpc/connect';

@@ -1,5 +1,6 @@
 /**
- * zitadel.user.v2 SetPassword and PasswordReset (SPEC §5, §12, 10.1, 10.11):
+ * zitadel.user.v2 SetPassword and PasswordReset (docs/decisions.md#passwords;
+ * docs/security.md 10.1, 10.11):
  *
  * - The new password follows the password policy (InvalidArgument naming `newPassword.password`);
  *   it is stored as an argon2id hash. A password set by an administrator or with a reset code ends
@@ -12,9 +13,9 @@
  *   proofs are tries of the caller's address (20 failures a minute, then ResourceExhausted with
  *   Retry-After before any hash), and a reset code is checked before the new password is hashed.
  * - PasswordReset mails a code to the user's verified address (a link too, with `urlTemplate`), or
- *   returns it to an administrator acting on another user (SPEC 10.1: a user asking for itself gets
- *   its code by mail only). The code is used with SetPassword's `verificationCode`: the login UI has
- *   no password reset page. There is no SMS delivery.
+ *   returns it to an administrator acting on another user (docs/security.md 10.1: a user asking for
+ *   itself gets its code by mail only). The code is used with SetPassword's `verificationCode`: the
+ *   login UI has no password reset page. There is no SMS delivery.
  */
 import { Code, type ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';

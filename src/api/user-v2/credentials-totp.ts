@@ -4,12 +4,13 @@
  * (domain/otp.ts: one factor per user, the secret sealed under the master key), for the user itself
  * or an administrator of it. Machine users have none (FailedPrecondition).
  *
- * - Wrong codes count towards the user's lockout (SPEC 10.3); while it is locked no code is checked.
+ * - Wrong codes count towards the user's lockout (docs/security.md 10.3); while it is locked no code
+ *   is checked.
  * - The user itself sets one up only with a recent sign-in that used every factor it has
  *   (domain/fresh-sign-in.ts); an administrator acting on another user is not asked.
- * - SPEC 10.4: the user itself removes a ready factor only with a token from a sign-in that used it
- *   (and no one acting for it); an administrator acting on another user removes it without (a lost
- *   authenticator is what it is there for).
+ * - docs/security.md 10.4: the user itself removes a ready factor only with a token from a sign-in
+ *   that used it (and no one acting for it); an administrator acting on another user removes it
+ *   without (a lost authenticator is what it is there for).
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -28,7 +29,7 @@ import { targetUser, userNotFound, type TargetUser } from './target.ts';
 
 type TotpMethods = Pick<ServiceImpl<typeof UserService>, 'registerTOTP' | 'verifyTOTPRegistration' | 'removeTOTP' | 'listAuthenticationMethodTypes'>;
 
-/** SPEC 10.4: the token comes from the user's own sign-in, and that sign-in used the authenticator app. */
+/** docs/security.md 10.4: the token comes from the user's own sign-in, and that sign-in used the authenticator app. */
 function signedInWithOtp(principal: Principal): boolean {
   return principal.actorId === undefined && (principal.amr ?? []).includes(OTP_AMR);
 }

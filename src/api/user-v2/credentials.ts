@@ -1,6 +1,6 @@
 /**
- * zitadel.user.v2.UserService: a user's credentials (SPEC §5, §12): passwords and reset codes,
- * the contact email, the authenticator app (TOTP), machine keys and secrets, and the list of
+ * zitadel.user.v2.UserService: a user's credentials (docs/management-api.md): passwords and reset
+ * codes, the contact email, the authenticator app (TOTP), machine keys and secrets, and the list of
  * authentication methods. Each group lives in its own file; every call loads its user through
  * target.ts (the user itself, or an administrator of it) and answers with the `details` of the event
  * it appended.

@@ -1,6 +1,7 @@
 /**
  * zitadel.user.v2 RegisterPasskey, VerifyPasskeyRegistration, ListPasskeys, RemovePasskey and
- * CreatePasskeyRegistrationLink (SPEC §11, 10.1, 10.2, 10.13), over domain/passkeys.ts:
+ * CreatePasskeyRegistrationLink (docs/passkeys.md#the-api; docs/security.md 10.1, 10.2, 10.13), over
+ * domain/passkeys.ts:
  *
  * - The user itself or an administrator of it (target.ts); the user itself adds one only with a
  *   recent sign-in that used every factor it has (domain/fresh-sign-in.ts); machine users have no passkeys
@@ -14,7 +15,7 @@
  * - A registration not verified within 5 minutes lapses (FailedPrecondition: start again).
  * - CreatePasskeyRegistrationLink mails a link (to Gatehouse's passkey page, or `urlTemplate` with
  *   {{.UserID}}, {{.OrgID}}, {{.CodeID}}, {{.Code}}) to the verified address, under the code mail
- *   limits, or returns the code to an administrator acting on another user (SPEC 10.1).
+ *   limits, or returns the code to an administrator acting on another user (docs/security.md 10.1).
  * - RemovePasskey: the user itself may not remove its last passkey when it has no password.
  */
 import type { JsonObject } from '@bufbuild/protobuf';

@@ -1,5 +1,6 @@
 /**
- * The user a zitadel.user.v2 call names, loaded after the permission check (SPEC §5, 10.13, §12):
+ * The user a zitadel.user.v2 call names, loaded after the permission check
+ * (docs/management-api.md#who-may-do-what, docs/security.md 10.13):
  *
  * - the user itself (`self`) or a caller who manages it (`manage`: IAM_OWNER; ORG_OWNER of the
  *   user's organization unless the user holds an instance-wide role) may act on it;

@@ -91,7 +91,7 @@ export function passwordInput(password: Password, field: string): string {
   return password.password;
 }
 
-/** What AddHumanUser asks for (also an organization's new admin, SPEC §12); `field` prefixes field names in errors. */
+/** What AddHumanUser asks for (also an organization's new admin, docs/decisions.md#organizations); `field` prefixes field names in errors. */
 export function addHumanInput(req: AddHumanUserRequest, field = ''): NewHuman {
   return {
     id: req.userId,

@@ -1,7 +1,8 @@
 /**
  * A user as zitadel.user.v2 returns it (GetUserByID, ListUsers), from its row and its
- * organization's primary domain (SPEC §5, §12): the login name is `userName@primaryDomain`, the only
- * domain an organization has; the state is the one the API reports (user-admin.ts effectiveState).
+ * organization's primary domain (docs/management-api.md#the-identity-model): the login name is
+ * `userName@primaryDomain`, the only domain an organization has; the state is the one the API reports
+ * (user-admin.ts effectiveState).
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Gender, AccessTokenType, UserState, type UserSchema } from '../../../gen/zitadel/user/v2/user_pb.js';

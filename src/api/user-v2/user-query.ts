@@ -1,10 +1,10 @@
 /**
- * ListUsers' request as a filter tree and a page (SPEC §12): every query of the request must match
- * (and), `orQuery`/`andQuery`/`notQuery` nest. Text queries compare literally (no wildcards) by the
- * request's TextQueryMethod. A state query matches the state the API reports (a brute-force
- * lockout in force counts as locked); DELETED and INITIAL match nobody, as Gatehouse removes deleted
- * users and has no initial state. Limits keep one request's work bounded; going over one, or an
- * unknown enum value, is InvalidArgument naming the field.
+ * ListUsers' request as a filter tree and a page (docs/decisions.md#lists): every query of the
+ * request must match (and), `orQuery`/`andQuery`/`notQuery` nest. Text queries compare literally (no
+ * wildcards) by the request's TextQueryMethod. A state query matches the state the API reports (a
+ * brute-force lockout in force counts as locked); DELETED and INITIAL match nobody, as Gatehouse
+ * removes deleted users and has no initial state. Limits keep one request's work bounded; going over
+ * one, or an unknown enum value, is InvalidArgument naming the field.
  */
 import { Code } from '@connectrpc/connect';
 import { TextQueryMethod } from '../../../gen/zitadel/object/v2/object_pb.js';

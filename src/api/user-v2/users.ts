@@ -1,7 +1,7 @@
 /**
  * zitadel.user.v2.UserService: creating, reading, listing, updating and the lifecycle of users
- * (SPEC §5, §12, 10.1, 10.13). The rules for values, uniqueness and the lifecycle are in
- * domain/user-admin.ts; this file decides who may do what:
+ * (docs/management-api.md; docs/security.md 10.1, 10.13). The rules for values, uniqueness and the
+ * lifecycle are in domain/user-admin.ts; this file decides who may do what:
  *
  * - Creating: IAM_OWNER in any organization, ORG_OWNER in its own; the organization is the
  *   request's (`organization` / `organizationId`), else the caller's. An organization the caller may
@@ -9,7 +9,8 @@
  * - One user (target.ts): a user may read itself and update its own profile, email, phone and
  *   password (with its current password); deactivating, reactivating, locking, unlocking and
  *   deleting are for its administrators only.
- * - SPEC 10.1: `isVerified` and `returnCode` are for administrators acting on another user.
+ * - docs/security.md 10.1: `isVerified` and `returnCode` are for administrators acting on another
+ *   user.
  * - ListUsers: PermissionDenied without a management role; an ORG_OWNER sees its organizations'
  *   users except those holding an instance-wide role, and `totalResult` counts only those.
  *
@@ -79,7 +80,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
     return { details: changeDetails(result.details) };
   }
 
-  /** What UpdateHumanUser asks, checked against who asks (SPEC 10.1: no vouching for oneself). */
+  /** What UpdateHumanUser asks, checked against who asks (docs/security.md 10.1: no vouching for oneself). */
   async function humanChanges(req: UpdateHumanUserRequest, target: TargetUser): Promise<HumanChanges> {
     const self = target.access === 'self';
     const email = req.email === undefined ? undefined : emailInput(req.email, 'email');

@@ -1,10 +1,10 @@
 /**
- * A machine user's credentials through the management API and the bootstrap file (SPEC §5, §9,
- * §12): public keys for the JWT profile grant (supplied, or a generated RSA pair whose private half
- * leaves once in ZITADEL's key file) and one client secret for client_credentials (client id: the
- * user name), stored as an argon2id hash. Each change appends its event; the caller commits, then
- * clears the directory (it caches machine users with their keys and secret hash), so the change
- * holds at once.
+ * A machine user's credentials through the management API and the bootstrap file
+ * (docs/decisions.md#machine-credentials): public keys for the JWT profile grant (supplied, or a
+ * generated RSA pair whose private half leaves once in ZITADEL's key file) and one client secret
+ * for client_credentials (client id: the user name), stored as an argon2id hash. Each change
+ * appends its event; the caller commits, then clears the directory (it caches machine users with
+ * their keys and secret hash), so the change holds at once.
  */
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -60,7 +60,10 @@ export async function newRsaKeyPair(): Promise<{ publicPem: string; privatePem: 
   return { publicPem: publicKey, privatePem: privateKey };
 }
 
-/** ZITADEL's key file of a machine user (SPEC §5, §12): what its SDKs read to sign JWT-profile assertions. */
+/**
+ * ZITADEL's key file of a machine user (docs/decisions.md#machine-credentials): what its SDKs read to
+ * sign JWT-profile assertions.
+ */
 export interface MachineKeyFile {
   type: 'serviceaccount';
   keyId: string;

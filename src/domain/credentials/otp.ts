@@ -1,9 +1,9 @@
 /**
- * The authenticator-app factor (SPEC §3, seed 4.1): one TOTP factor per user (RFC 6238: SHA-1,
- * 6 digits, 30-second steps), added unverified, made ready by a first valid code, then asked for by
- * the login UI after the password. The secret (20 random bytes, base32 without padding) is stored
- * sealed with the master key. A code is accepted one step either side of now, and never for a step
- * at or before the last accepted one, so an accepted code cannot be replayed.
+ * The authenticator-app factor (docs/decisions.md#the-authenticator-app): one TOTP factor per user
+ * (RFC 6238: SHA-1, 6 digits, 30-second steps), added unverified, made ready by a first valid code,
+ * then asked for by the login UI after the password. The secret (20 random bytes, base32 without
+ * padding) is stored sealed with the master key. A code is accepted one step either side of now,
+ * and never for a step at or before the last accepted one, so an accepted code cannot be replayed.
  *
  * Counting wrong codes towards the lockout is the caller's part (domain/lockout.ts), as it is for
  * passwords; these functions only say whether a code was valid.
@@ -73,7 +73,8 @@ export const OTP_AMR = 'otp';
 
 /**
  * `otpauth://totp/{issuer}:{loginName}?algorithm=SHA1&digits=6&issuer={issuer}&period=30&secret={secret}`
- * (SPEC §3): query keys in this order, label parts and values URL-encoded.
+ * (docs/endpoints.md#authservice-the-authenticator-app): query keys in this order, label parts and
+ * values URL-encoded.
  */
 export function otpUrl(issuer: string, loginName: string, secret: string): string {
   const e = encodeURIComponent;
@@ -137,7 +138,7 @@ export async function verifyOtpFactor<R>(
   user: OtpUser,
   code: string,
   now: Date,
-  /** Counts a wrong code, in the transaction that holds the user's row lock (SPEC 10.3). */
+  /** Counts a wrong code, in the transaction that holds the user's row lock (docs/security.md 10.3). */
   refuse: (trx: DB) => Promise<R>,
 ): Promise<VerifyOtpResult<R>> {
   return ctx.db.transaction().execute(async (trx): Promise<VerifyOtpResult<R>> => {
@@ -161,11 +162,11 @@ export async function verifyOtpFactor<R>(
 }
 
 /**
- * Removes the user's factor. SPEC 10.4: a ready factor only when `usedFactor`, i.e. the caller's
- * token comes from a sign-in that used it (`amr` contains otp), so a token from before the factor,
- * or a stolen password alone, cannot take the second factor away. An unverified factor protects
- * nothing yet and goes with any token of the user. The row is locked, so a verification running at
- * the same time is seen.
+ * Removes the user's factor. docs/security.md 10.4: a ready factor only when `usedFactor`, i.e. the
+ * caller's token comes from a sign-in that used it (`amr` contains otp), so a token from before the
+ * factor, or a stolen password alone, cannot take the second factor away. An unverified factor
+ * protects nothing yet and goes with any token of the user. The row is locked, so a verification
+ * running at the same time is seen.
  */
 export async function removeOtpFactor(ctx: OtpContext, user: OtpUser, usedFactor: boolean): Promise<RemoveOtpResult> {
   return ctx.db.transaction().execute(async (trx) => {
@@ -204,9 +205,9 @@ export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date 
 /**
  * Checks a one-time password at sign-in against the user's ready factor and, when it is valid,
  * records its step so that it cannot be used again (the factor row is locked, so two concurrent uses
- * of one code see each other). SPEC 10.3: under the user's row lock, the lock is read again and a
- * wrong code is counted (`refuse`, in the same transaction) before the next check of the same user
- * may start, so parallel guesses cannot all pass the lockout check first.
+ * of one code see each other). docs/security.md 10.3: under the user's row lock, the lock is read
+ * again and a wrong code is counted (`refuse`, in the same transaction) before the next check of
+ * the same user may start, so parallel guesses cannot all pass the lockout check first.
  */
 export async function checkOtpCode<R>(
   ctx: OtpContext,
@@ -229,7 +230,8 @@ export async function checkOtpCode<R>(
 /**
  * Whether a browser session still proves what the user's account now requires: a session from before
  * the user added an authenticator app (amr without otp) cannot answer for that user any more. A
- * passkey sign-in (amr mfa: possession and user verification) satisfies it too (SPEC §11).
+ * passkey sign-in (amr mfa: possession and user verification) satisfies it too
+ * (docs/decisions.md#a-passkey-sign-in-is-two-factors).
  */
 export async function sessionMeetsFactors(db: DB, session: { userId: string; amr: readonly string[] }): Promise<boolean> {
   return session.amr.includes(OTP_AMR) || session.amr.includes('mfa') || !(await hasReadyOtp(db, session.userId));

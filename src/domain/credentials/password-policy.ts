@@ -1,6 +1,7 @@
 /**
- * The password policy (SPEC §7: "a visible policy"), of registration and of the management API: stated on the page rule by
- * rule, and enforced with the same rules. Lengths count Unicode code points.
+ * The password policy (docs/decisions.md#registration), of registration and of the management API:
+ * stated on the page rule by rule, and enforced with the same rules. Lengths count Unicode code
+ * points.
  */
 export type PolicyRule = 'length' | 'upper' | 'lower' | 'digit' | 'symbol';
 

@@ -1,9 +1,10 @@
 /**
- * Registered public keys (machine users' and applications' keys, SPEC §5) as KeyObjects, parsed once
- * per PEM instead of on every assertion: parsing a key costs more than verifying an ES256 signature,
- * and jose keeps its own imported form per KeyObject, so the same object must come back each time.
- * The PEM is the key, so a replaced or removed key is simply never asked for again; the map is
- * bounded and starts over when full.
+ * Registered public keys (machine users' and applications' keys,
+ * docs/management-api.md#the-identity-model) as KeyObjects, parsed once per PEM instead of on every
+ * assertion: parsing a key costs more than verifying an ES256 signature, and jose keeps its own
+ * imported form per KeyObject, so the same object must come back each time. The PEM is the key, so
+ * a replaced or removed key is simply never asked for again; the map is bounded and starts over
+ * when full.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 

@@ -41,14 +41,14 @@ export interface Application {
   grantTypes: readonly string[];
   accessTokenType: AccessTokenType;
   idTokenUserinfoAssertion: boolean;
-  /** SPEC §12: role claims also in the ID token, in JWT access tokens. */
+  /** docs/management-api.md#roles: role claims also in the ID token, in JWT access tokens. */
   idTokenRoleAssertion: boolean;
   accessTokenRoleAssertion: boolean;
   devMode: boolean;
   keys: readonly PublicKeyEntry[];
 }
 
-/** A project as sign-in and the role claims need it (SPEC §12). */
+/** A project as sign-in and the role claims need it (docs/management-api.md#roles). */
 export interface ProjectSettings {
   id: string;
   orgId: string;
@@ -97,7 +97,7 @@ export interface User {
   createdAt: Date;
   changedAt: Date;
   roles: readonly RoleGrant[];
-  /** Project roles given to the user (SPEC §12). */
+  /** Project roles given to the user (docs/management-api.md#roles). */
   authorizations: readonly UserAuthorization[];
   keys: readonly PublicKeyEntry[];
 }
@@ -188,7 +188,10 @@ export class Directory {
     return this.#users.get(userId, () => loadUser(this.#db, userId));
   }
 
-  /** A project of the instance (audience scopes, SPEC 10.6; role claims and sign-in checks, §12); undefined when none has the id. */
+  /**
+   * A project of the instance (audience scopes, docs/security.md 10.6; role claims and sign-in checks,
+   * docs/management-api.md#roles); undefined when none has the id.
+   */
   project(instanceId: string, projectId: string): Promise<ProjectSettings | undefined> {
     return this.#projects.get(`${instanceId}\n${projectId}`, async () => {
       const row = await findProjectSettings(this.#db, instanceId, projectId);

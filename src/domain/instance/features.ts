@@ -1,6 +1,7 @@
 /**
  * Instance features (zitadel.feature.v2). A feature is either set on the instance or inherits the
- * system default; only `oidcTokenExchange` exists so far, off by default (SPEC §3).
+ * system default; only `oidcTokenExchange` exists so far, off by default
+ * (docs/endpoints.md#featureservice).
  */
 import { findLastFeatureEvent } from '../../store/events.ts';
 import type { DB } from '../../store/database.ts';

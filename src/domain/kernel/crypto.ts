@@ -16,10 +16,10 @@ const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
  * On one core (a container given one CPU, a process under taskset) two runs only take turns, each
  * evicting the other's 19 MiB from the caches: `npm run bench` pinned the server to one core and got
  * 52–57 password code flows/s with two at a time, 60–61 with one. Further runs wait their turn, but
- * only up to MAX_WAITING of them (SPEC 10.11): past that the queue is full and the caller gets
- * HashingBusy at once (503 with Retry-After; OAuth `temporarily_unavailable`), so a burst of wrong
- * secrets cannot stall every sign-in behind an unbounded queue. 64 waiters is about a second of work
- * on one core.
+ * only up to MAX_WAITING of them (docs/security.md 10.11): past that the queue is full and the
+ * caller gets HashingBusy at once (503 with Retry-After; OAuth `temporarily_unavailable`), so a
+ * burst of wrong secrets cannot stall every sign-in behind an unbounded queue. 64 waiters is about a
+ * second of work on one core.
  */
 const MAX_CONCURRENT_ARGON2 = Math.min(2, availableParallelism());
 export const MAX_WAITING_ARGON2 = 64;
@@ -103,7 +103,8 @@ export class MasterKey {
 
   /**
    * A 32-byte key for one purpose (HKDF-SHA256, RFC 5869), so that a MAC key never doubles as the
-   * encryption key and purposes cannot stand in for each other (SPEC 10.7: browser cookies, CSRF).
+   * encryption key and purposes cannot stand in for each other (docs/security.md 10.7: browser
+   * cookies, CSRF).
    */
   derive(purpose: string): KeyObject {
     let key = this.#derived.get(purpose);

@@ -1,7 +1,8 @@
 /**
  * The event log. Every change appends one event (event-types.ts) in the same transaction as the change; the event's
- * global sequence and time are what the API reports as `details` (SPEC §5), and a new sequence tells
- * every server process that its caches are stale (the change watcher in server/jobs.ts).
+ * global sequence and time are what the API reports as `details` (docs/events.md), and a new
+ * sequence tells every server process that its caches are stale (the change watcher in
+ * server/jobs.ts).
  */
 import type { DB } from '../../store/database.ts';
 import { countChangesAbove, insertEvent, maxChangeSequence } from '../../store/events.ts';

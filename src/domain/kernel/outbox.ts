@@ -1,8 +1,9 @@
 /**
- * The mail outbox (SPEC §8): a message is a row written in the same transaction as whatever it
- * reports (a verification code, ...); the delivery worker sends due rows and records the outcome.
- * Sent rows keep recipient, subject and times only (SPEC 10.2), which is what the mail limits count:
- * the outbox is durable and shared by every process on the database.
+ * The mail outbox (docs/decisions.md#mail-delivery): a message is a row written in the same
+ * transaction as whatever it reports (a verification code, ...); the delivery worker sends due rows
+ * and records the outcome. Sent rows keep recipient, subject and times only (docs/security.md 10.2),
+ * which is what the mail limits count: the outbox is durable and shared by every process on the
+ * database.
  */
 import type { DB } from '../../store/database.ts';
 import { insertOutboxMail, lockOutboxRecipient, secondsLeftInMailWindow, type MailCount } from '../../store/outbox.ts';

@@ -1,16 +1,16 @@
 /**
- * The WebAuthn relying party of Gatehouse (SPEC §11): its id is the host name of
- * GATEHOUSE_EXTERNAL_URL (or GATEHOUSE_WEBAUTHN_RP_ID, a domain that host belongs to), its origin the
- * external URL's origin. Passkeys are disabled when there is no valid relying party id (an IP-address
- * host) or when browsers would not offer WebAuthn on the origin (plain http other than localhost);
- * `relyingParty` says why, for the start-up log and the API's FailedPrecondition.
+ * The WebAuthn relying party of Gatehouse (docs/passkeys.md#the-relying-party): its id is the host
+ * name of GATEHOUSE_EXTERNAL_URL (or GATEHOUSE_WEBAUTHN_RP_ID, a domain that host belongs to), its
+ * origin the external URL's origin. Passkeys are disabled when there is no valid relying party id (an
+ * IP-address host) or when browsers would not offer WebAuthn on the origin (plain http other than
+ * localhost); `relyingParty` says why, for the start-up log and the API's FailedPrecondition.
  */
 import net from 'node:net';
 import type { Config } from '../../config/index.ts';
 
 export type RelyingParty = { enabled: true; id: string; origin: string } | { enabled: false; reason: string };
 
-/** COSE algorithms offered and accepted (SPEC §11): ES256, EdDSA, RS256, in the order of preference. */
+/** COSE algorithms offered and accepted (docs/passkeys.md#the-relying-party): ES256, EdDSA, RS256, in the order of preference. */
 export const PASSKEY_ALGORITHMS = [-7, -8, -257] as const;
 
 /** How long a ceremony may take: the browser's timeout, and the life of a registration or sign-in challenge. */
@@ -41,7 +41,7 @@ export function passkeyStatus(config: Pick<Config, 'externalUrl' | 'webauthnRpId
   return party.enabled ? { enabled: true, message: `passkeys enabled for relying party ${party.id} on ${party.origin}` } : { enabled: false, message: party.reason };
 }
 
-/** The relying party's display name (SPEC §11): the organization's name, or Gatehouse. */
+/** The relying party's display name (docs/passkeys.md#the-relying-party): the organization's name, or Gatehouse. */
 export function relyingPartyName(orgName: string | null | undefined): string {
   const name = orgName?.trim();
   return name ? name : 'Gatehouse';

@@ -1,5 +1,5 @@
 /**
- * Passkey registration (SPEC §11): a pending passkey with a fresh challenge, then the browser's
+ * Passkey registration (docs/passkeys.md): a pending passkey with a fresh challenge, then the browser's
  * credential verified and stored.
  *
  * - A registration starts `pending` and lapses after PASSKEY_CEREMONY_SECONDS (5 minutes); a user

@@ -1,6 +1,7 @@
 /**
- * Signing in with a passkey (SPEC §11, 10.3, 10.11): the challenge, and the verification of the
- * browser's assertion. What the login UI calls; it keeps the challenge id between the two steps.
+ * Signing in with a passkey (docs/passkeys.md#signing-in-with-a-passkey; docs/security.md 10.3, 10.11):
+ * the challenge, and the verification of the browser's assertion. What the login UI calls; it keeps
+ * the challenge id between the two steps.
  *
  * - Challenges live on the server, are used once (taken whatever comes of the assertion) and lapse
  *   after PASSKEY_CEREMONY_SECONDS. Username-less: no allowCredentials, any discoverable credential of
@@ -13,10 +14,10 @@
  *   credential possibly cloned (event `user.human.passwordless.token.cloned` and a warning): it
  *   signs in no more; the user removes it and registers a new one.
  * - When the user is known (the challenge's user, or the credential's owner), a refusal counts
- *   towards its lockout like a wrong one-time password (SPEC 10.3), under its row lock. A valid
- *   assertion of a locked-out user is `locked` (SPEC 10.11: only who proves the factor learns of the
- *   lock); of a deactivated or locked user `inactive`. Only a completed sign-in clears the count
- *   (lockout.ts clearLockout, called by the login UI when it finishes).
+ *   towards its lockout like a wrong one-time password (docs/security.md 10.3), under its row lock.
+ *   A valid assertion of a locked-out user is `locked` (docs/security.md 10.11: only who proves the
+ *   factor learns of the lock); of a deactivated or locked user `inactive`. Only a completed
+ *   sign-in clears the count (lockout.ts clearLockout, called by the login UI when it finishes).
  * - Success is two factors in one (possession and user verification): `amr` ["user", "mfa"], and
  *   the assertion's time is the sign-in's auth_time.
  */
@@ -83,11 +84,11 @@ export type PasskeySignIn =
   | { kind: 'signed_in'; userId: string; orgId: string; passkeyId: string; amr: string[]; authTime: Date }
   /** One answer for every refusal (see above). */
   | { kind: 'refused' }
-  /** A valid passkey of a user locked out by failed attempts (SPEC 10.11). */
+  /** A valid passkey of a user locked out by failed attempts (docs/security.md 10.11). */
   | { kind: 'locked'; until: Date }
   /** A valid passkey of a deactivated or administratively locked user. */
   | { kind: 'inactive' }
-  /** Too many failures from this client address: nothing was checked (SPEC 10.11). */
+  /** Too many failures from this client address: nothing was checked (docs/security.md 10.11). */
   | { kind: 'throttled'; retryAfterSeconds: number };
 
 export interface FinishSignInInput {
@@ -176,7 +177,7 @@ async function verifiedCounter(
   }
 }
 
-/** SPEC §11: the counter did not go up; the credential may have been copied. */
+/** docs/passkeys.md#cloned-authenticators: the counter did not go up; the credential may have been copied. */
 async function markCloned(ctx: PasskeySignInContext, trx: DB, row: PasskeyRow, counters: { stored: number; presented: number }, now: Date): Promise<void> {
   await markPasskeyPossiblyCloned(trx, row.id, now);
   const owner = await findPasskeyUser(trx, row.instance_id, row.user_id);
@@ -207,7 +208,7 @@ async function refusal(
     if (requestId !== undefined) await countRefusalWhileLocked(trx, requestId, lockedUntil);
   } else {
     const user = userId === undefined ? undefined : await findPasskeyUser(trx, ctx.instanceId, userId);
-    // SPEC 10.3: like wrong one-time passwords.
+    // docs/security.md 10.3: like wrong one-time passwords.
     await countFailedAttempt(ctx, { requestId, user: user === undefined ? undefined : { id: user.id, orgId: user.org_id }, factor: 'passkey' }, now, trx);
   }
   return { kind: 'refused' };

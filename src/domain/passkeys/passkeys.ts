@@ -1,5 +1,5 @@
 /**
- * Passkeys of human users (SPEC §11): the user as the ceremonies see it, listing and removal.
+ * Passkeys of human users (docs/passkeys.md): the user as the ceremonies see it, listing and removal.
  * Registration is in passkey-registration.ts, sign-in in passkey-sign-in.ts, registration codes and
  * their mail in passkey-codes.ts, the relying party in passkey-party.ts.
  *

@@ -1,8 +1,8 @@
 /**
- * The rules of an application (SPEC §5), in one place for the bootstrap file (bootstrap/rules-apps.ts)
- * and the management API (api/app/): which redirect URIs are acceptable (domain/redirect-uris.ts),
- * which response and grant types go together, which authentication methods carry a secret, and how
- * generated client ids and secrets look.
+ * The rules of an application (docs/decisions.md#applications), in one place for the bootstrap file
+ * (bootstrap/rules-apps.ts) and the management API (api/app/): which redirect URIs are acceptable
+ * (domain/redirect-uris.ts), which response and grant types go together, which authentication
+ * methods carry a secret, and how generated client ids and secrets look.
  */
 import type { OidcAppType } from '../../store/schema.ts';
 import { AUTHORIZATION_CODE, CLIENT_CREDENTIALS, IMPLICIT, type AppGrantType } from '../../oidc/grant-types.ts';

@@ -110,7 +110,7 @@ export async function pendingAuthRequest(db: DB, id: string, browser: string, no
   return row ? toAuthRequest(row) : undefined;
 }
 
-/** Moves the browser's unanswered requests to its new cookie (SPEC 10.7; see sessions.ts moveBrowser). */
+/** Moves the browser's unanswered requests to its new cookie (docs/security.md 10.7; see sessions.ts moveBrowser). */
 export async function movePendingRequests(db: DB, instanceId: string, from: string, to: string, now = new Date()): Promise<void> {
   await movePendingAuthRequests(db, instanceId, from, to, now);
 }
@@ -152,7 +152,7 @@ export type CodeExchange =
  * Consumes a code exactly once (a row lock makes concurrent exchanges of one code see each other).
  * `vet` checks the code's request (client, redirect URI) before anything else and throws to refuse:
  * a refused code stays unused and its reuse revokes nothing, so a foreign client can burn no code
- * (SPEC 10.15).
+ * (docs/security.md 10.15).
  */
 export async function consumeCode(db: DB, code: string, vet: (request: AuthRequest) => void, now = new Date()): Promise<CodeExchange> {
   return db.transaction().execute(async (trx) => {

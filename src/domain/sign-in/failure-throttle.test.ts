@@ -2,7 +2,7 @@ import { FailureThrottle } from './failure-throttle.ts';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0); // the start of a one-minute window
 
-describe('FailureThrottle (SPEC 10.11)', () => {
+describe('FailureThrottle', () => {
   it('refuses the address once its failures reach the limit, until the next window', () => {
     const throttle = new FailureThrottle(3);
     for (let i = 0; i < 3; i++) {

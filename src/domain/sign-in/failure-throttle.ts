@@ -1,5 +1,5 @@
 /**
- * Failed sign-ins and failed client authentications per client address (SPEC 10.11): at most
+ * Failed sign-ins and failed client authentications per client address (docs/security.md 10.11): at most
  * `perMinute` failures in a fixed one-minute window; past that, the address is refused (HTTP 429
  * with Retry-After) *before* any password hash is computed, so a flood of guesses costs the server
  * almost nothing and cannot lock accounts faster than the limit allows.

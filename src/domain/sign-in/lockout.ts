@@ -1,9 +1,9 @@
 /**
- * The brute-force lockout of a user (SPEC §7, 10.3, 10.11): LOCKOUT_THRESHOLD consecutive failed
+ * The brute-force lockout of a user (docs/security.md 10.3, 10.11): LOCKOUT_THRESHOLD consecutive failed
  * passwords or OTP codes lock the user for LOCKOUT_SECONDS. One rule for the login UI (which counts
  * on its authorization request as well as on the user) and the API (which has no request and counts
  * on the user alone). Only a completed sign-in ends a run of failures (clearLockout), never a right
- * password or code alone (SPEC 10.3). The counting statements are in store/users.ts.
+ * password or code alone (docs/security.md 10.3). The counting statements are in store/users.ts.
  */
 import type { DB } from '../../store/database.ts';
 import { clearFailedAttempts, countFailedLogin, countFailedUserAttempt, findLockForUpdate, findUserLock } from '../../store/users.ts';
@@ -17,9 +17,12 @@ export interface LockoutContext {
   instanceId: string;
 }
 
-/** Consecutive failed passwords or OTP codes that lock a user. SPEC §7 (10); a constant until it is configurable. */
+/**
+ * Consecutive failed passwords or OTP codes that lock a user (docs/decisions.md#login-names-and-lockout);
+ * a constant until it is configurable.
+ */
 export const LOCKOUT_THRESHOLD = 10;
-/** How long such a lock lasts. SPEC §7 (15 minutes); a constant until it is configurable. */
+/** How long such a lock lasts (docs/decisions.md#login-names-and-lockout); a constant until it is configurable. */
 export const LOCKOUT_SECONDS = 15 * 60;
 
 export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date };
@@ -86,7 +89,7 @@ export async function currentLockUnderRowLock(trx: DB, userId: string, now: Date
   return account?.locked_until && account.locked_until > now ? account.locked_until : undefined;
 }
 
-/** A completed sign-in ends the run of failures (and an expired lock). SPEC 10.3: only that. */
+/** A completed sign-in ends the run of failures (and an expired lock). docs/security.md 10.3: only that. */
 export async function clearLockout(db: DB, userId: string): Promise<void> {
   await clearFailedAttempts(db, userId);
 }

@@ -1,7 +1,8 @@
 /**
  * A sign-in in progress in the login UI, as its authorization request records it between the steps
- * (SPEC §7): the human user a login name names, what the password step checks, and the user who
- * still owes a one-time code. The statements are in store/users.ts and store/auth-requests.ts.
+ * (docs/decisions.md#sign-in): the human user a login name names, what the password step checks,
+ * and the user who still owes a one-time code. The statements are in store/users.ts and
+ * store/auth-requests.ts.
  */
 import { findOtpPending, findPasswordAttempt } from '../../store/auth-requests.ts';
 import type { DB } from '../../store/database.ts';
@@ -9,8 +10,9 @@ import type { UserState } from '../../store/schema.ts';
 import { findHumansByLoginName } from '../../store/users.ts';
 
 /**
- * The human user a login name names (SPEC §5, §7): `userName@primaryDomain`, or `userName` alone
- * when exactly one human user of the instance has it. Case-insensitive.
+ * The human user a login name names (docs/decisions.md#login-names-and-lockout):
+ * `userName@primaryDomain`, or `userName` alone when exactly one human user of the instance has it.
+ * Case-insensitive.
  */
 export async function findHumanByLoginName(db: DB, instanceId: string, loginName: string): Promise<string | undefined> {
   const at = loginName.lastIndexOf('@');

@@ -1,13 +1,13 @@
 /**
- * The password check of the login UI, with brute-force lockout (SPEC §7, 10.3, 10.11). An unknown
+ * The password check of the login UI, with brute-force lockout (docs/security.md 10.3, 10.11). An unknown
  * login name, a wrong password, a user without a password, a user who may not sign in and a locked
  * user all get the same answer after the same work: one argon2 verification (decoyVerify where no
  * hash exists) and one database write. Only the right password of a locked user is told about the
  * lock, so the lockout reveals nothing to someone who does not know the password.
  * Wrong OTP codes (login step and API) count towards the same lockout through countFailedAttempt
  * (lockout.ts); only a completed sign-in (login/finish.ts) resets the count, never a right password
- * alone (SPEC 10.3). Failures are also counted per client address (ctx.throttle), which is checked
- * before any hash.
+ * alone (docs/security.md 10.3). Failures are also counted per client address (ctx.throttle), which
+ * is checked before any hash.
  */
 import { decoyVerify, verifySecret } from '../kernel/crypto.ts';
 import { countFailedAttempt, countRefusalWhileLocked, currentLock } from './lockout.ts';
@@ -23,9 +23,9 @@ export interface PasswordCheckContext extends LockoutContext {
 export type PasswordCheck =
   | { kind: 'valid'; userId: string }
   | { kind: 'invalid' }
-  /** The right password of a locked user: the only answer that tells of the lock (SPEC 10.11). */
+  /** The right password of a locked user: the only answer that tells of the lock (docs/security.md 10.11). */
   | { kind: 'locked'; until: Date }
-  /** Too many failures from this address: nothing was checked (SPEC 10.11). */
+  /** Too many failures from this address: nothing was checked (docs/security.md 10.11). */
   | { kind: 'throttled'; retryAfterSeconds: number };
 
 export interface PasswordInput {
@@ -66,7 +66,7 @@ export async function checkPassword(ctx: PasswordCheckContext, input: PasswordIn
   }
   // Refused: an inactive or administratively locked user counts like a wrong password, so that
   // nothing distinguishes the cases. The failure that reaches the threshold locks the user but is
-  // answered like any other (SPEC 10.11): only a later right password learns of the lock.
+  // answered like any other (docs/security.md 10.11): only a later right password learns of the lock.
   await countFailedAttempt(ctx, { requestId, user, factor: 'password' }, now);
   return { kind: 'invalid' };
 }

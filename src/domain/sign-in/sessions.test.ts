@@ -7,7 +7,7 @@ const issued = newBrowserId(key);
 const [random, mac] = issued.split('.') as [string, string];
 const flip = (s: string) => `${s.slice(0, -2)}${s.at(-2) === 'A' ? 'B' : 'A'}${s.at(-1)}`;
 
-// SPEC 10.7: only values this server issued are browser ids
+// docs/security.md 10.7: only values this server issued are browser ids
 it.each([
   ['a value it issued', issued, true],
   ['the same value under another master key', newBrowserId(otherKey), false],

@@ -1,12 +1,13 @@
 /**
- * Browser sessions (SPEC §7, issue 3). A browser is known by a cookie the server issued, stored only
+ * Browser sessions. A browser is known by a cookie the server issued, stored only
  * as its SHA-256 (`browser_hash`). A browser holds one active user session per user who signed in in
  * it; each records when and how the user authenticated (`auth_time`, `amr`: pwd, otp, mfa).
  *
- * SPEC 10.7: the cookie value is `<random>.<mac>`, the MAC an HMAC of the random part under a key
- * derived from the master key, so the server recognizes the values it issued without storing them
- * (several processes sharing a master key agree) and ignores any other (session fixation by a
- * planted value). Every completed sign-in moves the browser to a fresh value (moveBrowser).
+ * docs/security.md 10.7: the cookie value is `<random>.<mac>`, the MAC an HMAC of the random part
+ * under a key derived from the master key, so the server recognizes the values it issued without
+ * storing them (several processes sharing a master key agree) and ignores any other (session
+ * fixation by a planted value). Every completed sign-in moves the browser to a fresh value
+ * (moveBrowser).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { inTransaction, type DB } from '../../store/database.ts';
@@ -34,7 +35,7 @@ function macOf(masterKey: MasterKey, random: string): Buffer {
   return createHmac('sha256', masterKey.derive('browser cookie')).update(random).digest();
 }
 
-/** A new browser id, issued by this server (SPEC 10.7). */
+/** A new browser id, issued by this server (docs/security.md 10.7). */
 export function newBrowserId(masterKey: MasterKey): string {
   const random = randomToken(32);
   return `${random}.${macOf(masterKey, random).toString('base64url')}`;
@@ -112,9 +113,10 @@ export async function endBrowserSessions(db: DB, instanceId: string, browser: st
 }
 
 /**
- * Moves everything of browser `from` to browser `to` (SPEC 10.7: a completed sign-in gives the browser
- * a fresh cookie): its active sessions and its pending authorization requests, in one transaction (or
- * in `db`'s, when it is one), so the old value, whoever else holds it, carries nothing afterwards.
+ * Moves everything of browser `from` to browser `to` (docs/security.md 10.7: a completed sign-in
+ * gives the browser a fresh cookie): its active sessions and its pending authorization requests, in
+ * one transaction (or in `db`'s, when it is one), so the old value, whoever else holds it, carries
+ * nothing afterwards.
  */
 export async function moveBrowser(db: DB, instanceId: string, from: string, to: string): Promise<void> {
   await inTransaction(db, async (trx) => {

@@ -1,7 +1,8 @@
 /**
- * Signing keys (SPEC §6). A key is published in the key set from its creation, signs from its
- * `sign_from` time until a newer key's `sign_from` supersedes it, and stays published until every
- * token it signed has expired. Private keys are stored encrypted under the master key.
+ * Signing keys (docs/decisions.md#signing-keys). A key is published in the key set from its
+ * creation, signs from its `sign_from` time until a newer key's `sign_from` supersedes it, and
+ * stays published until every token it signed has expired. Private keys are stored encrypted under
+ * the master key.
  *
  *   created ──publish──► sign_from ──sign──► superseded ──published until tokens expire──► removed
  */
@@ -25,7 +26,7 @@ export interface KeysConfig {
 
 /** Lead time between publishing an automatically rotated key and signing with it: the key set's max-age plus slack. */
 export const AUTO_ROTATION_LEAD_SECONDS = 360;
-/** Lead time of an on-demand rotation: long enough for every node to poll the change (SPEC §9: 5 s). */
+/** Lead time of an on-demand rotation: long enough for every node to poll the change (docs/decisions.md#signing-keys: 5 s). */
 export const MANUAL_ROTATION_LEAD_SECONDS = 5;
 
 export interface SigningKey {

@@ -55,7 +55,7 @@ export interface AccessTokenRequest {
   amr?: string[];
   /** The token expires no later than this (token exchange: never past the tokens presented for it). */
   notAfter?: Date | undefined;
-  /** More claims of a JWT access token (role claims, SPEC §12); opaque tokens carry none. */
+  /** More claims of a JWT access token (role claims, docs/management-api.md#roles); opaque tokens carry none. */
   jwtClaims?: Record<string, unknown> | undefined;
 }
 

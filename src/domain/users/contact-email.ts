@@ -1,11 +1,11 @@
 /**
- * Changing a human user's contact email (`users.email`, SPEC §3, §8, 10.1): the write both the
+ * Changing a human user's contact email (`users.email`, docs/security.md 10.1): the write both the
  * v3alpha contact email calls and zitadel.user.v2 SetEmail make. The address is stored with its
  * verified flag and `user.human.email.changed` appended; an address an administrator vouched for
  * is verified at once (`user.human.email.verified`, any pending code dropped), any other gets a
  * new code, mailed or returned (domain/email-codes.ts).
  *
- * The caller has checked who may do what (SPEC 10.1) and holds the user's row lock.
+ * The caller has checked who may do what (docs/security.md 10.1) and holds the user's row lock.
  *
  * Whose word counts (vouchedChange, address-holders.ts): an instance-wide administrator vouches for
  * any address; an organization's administrator only for an address no user outside its

@@ -1,6 +1,6 @@
 /**
- * Users as the bootstrap file declares them (SPEC §9): added when missing, changed where they differ
- * from the file, left alone (no write, no event) when they do not.
+ * Users as the bootstrap file declares them (docs/bootstrap.md#users): added when missing, changed
+ * where they differ from the file, left alone (no write, no event) when they do not.
  *
  * - Humans change their own data too (email, phone, password), so only the fields the file names
  *   are enforced; `null` clears one.

@@ -1,9 +1,10 @@
 /**
- * Who may act on which user through the API (SPEC §5, 10.1, 10.13): one rule, read by every service
- * that changes users (the contact email calls today, the management API next).
+ * Who may act on which user through the API (docs/management-api.md#who-may-do-what;
+ * docs/security.md 10.1, 10.13): one rule, read by every service that changes users (the contact
+ * email calls today, the management API next).
  *
  * - A caller acting on its own user is `self`, whatever roles it holds: an IAM_OWNER changing its own
- *   email is a user changing its own email (SPEC 10.1: no `returnCode`, no `isVerified`).
+ *   email is a user changing its own email (docs/security.md 10.1: no `returnCode`, no `isVerified`).
  * - IAM_OWNER may manage every user of the instance.
  * - ORG_OWNER may manage the users of its organization, except users holding an instance-wide role,
  *   and users holding an org-scoped role in an organization the caller does not own: an org-scoped

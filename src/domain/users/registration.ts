@@ -1,7 +1,8 @@
 /**
- * Self-registration (seed §4.4 prompt=create): a human user in the organization of the application
- * that asked for the sign-in, the password hashed with argon2id, the email unverified, stored and
- * announced (`user.human.added`) by the one path that adds humans (user-admin.ts `storeNewHuman`).
+ * Self-registration (prompt=create, docs/decisions.md#registration): a human user in the
+ * organization of the application that asked for the sign-in, the password hashed with argon2id,
+ * the email unverified, stored and announced (`user.human.added`) by the one path that adds humans
+ * (user-admin.ts `storeNewHuman`).
  *
  * - Only where that organization allows it (`allowRegister` in the bootstrap file; unset means
  *   allowed for the instance's default organization only), and the user always belongs to that

@@ -1,6 +1,6 @@
 /**
- * A user's roles (SPEC §5): IAM_* roles hold in the whole instance (stored with the scope ''),
- * ORG_* roles in one organization. The one writer of `user_roles`.
+ * A user's roles (docs/management-api.md#who-may-do-what): IAM_* roles hold in the whole instance (stored
+ * with the scope ''), ORG_* roles in one organization. The one writer of `user_roles`.
  *
  * - An organization's admins (AddOrganization) get organization roles in it, ORG_OWNER when none are
  *   named; roles they hold elsewhere stay.

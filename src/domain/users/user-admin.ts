@@ -1,17 +1,19 @@
 /**
- * Creating and changing users through the management API (SPEC §5, §12, 10.1, 10.12); what a user
- * may be is user-rules.ts, its lifecycle user-states.ts.
+ * Creating and changing users through the management API (docs/decisions.md#users;
+ * docs/security.md 10.1, 10.12); what a user may be is user-rules.ts, its lifecycle user-states.ts.
  *
  * - Every new user, whoever adds it (the API, the bootstrap file through declared-users.ts, a human
  *   registering itself through registration.ts), is stored and announced here (`storeNewHuman`,
  *   `storeNewMachine`): one shape of `user.human.added` and of `user.machine.added`.
  * - Uniqueness: user names per organization, case-insensitively; machine user names also across the
  *   instance, since client_credentials names a machine by its user name alone. A user renaming
- *   itself may not take a name any user of the instance has (SPEC 10.12, as self-registration).
+ *   itself may not take a name any user of the instance has (docs/security.md 10.12, as
+ *   self-registration).
  * - Two locks, kept apart: `state = 'locked'` is an administrator's lock, lasting until UnlockUser;
  *   `locked_until` is the brute-force lockout (lockout.ts), which expires by itself and does not end
- *   sessions. LockUser sets the first only; UnlockUser clears both (SPEC 10.3: an administrator's
- *   unlock resets the failures). The API reports either as locked (user-states.ts effectiveState).
+ *   sessions. LockUser sets the first only; UnlockUser clears both (docs/security.md 10.3: an
+ *   administrator's unlock resets the failures). The API reports either as locked (user-states.ts
+ *   effectiveState).
  *
  * Every change appends its events in the caller's transaction; the details returned are the last one's.
  * Passwords are hashed before the transaction (prepare*), never inside it.
@@ -265,7 +267,7 @@ export async function addMachine(trx: DB, ctx: AdminContext, orgId: string, mach
   return { id, createdAt: now, details };
 }
 
-/** Marks the address verified, or issues its code (returned, or mailed with the mail limits of SPEC 10.2). */
+/** Marks the address verified, or issues its code (returned, or mailed with the mail limits of docs/security.md 10.2). */
 async function emailVerification(
   trx: DB,
   ctx: AdminContext,
@@ -356,8 +358,9 @@ export async function prepareHumanChanges(changes: HumanChanges): Promise<Prepar
 
 /**
  * Applies a prepared change to the human `userId` (its row locked here). `self`: the user changes
- * itself, so a new user name must be free in the whole instance (SPEC 10.12). Returns the last
- * event's details (undefined when nothing changed) and the email code for `return` delivery.
+ * itself, so a new user name must be free in the whole instance (docs/security.md 10.12). Returns
+ * the last event's details (undefined when nothing changed) and the email code for `return`
+ * delivery.
  */
 /** The user's row, locked for the change; the caller loaded it to check permissions, so it was deleted since if missing. */
 export async function lockedUser(trx: DB, userId: string): Promise<UserRow> {

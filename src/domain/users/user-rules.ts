@@ -1,5 +1,5 @@
 /**
- * What a user may be (SPEC §5, §12): the value rules of user administration and the errors and
+ * What a user may be (docs/decisions.md#users): the value rules of user administration and the errors and
  * inputs they speak of. A user name without spaces (1–200), names of at most 200 characters, a
  * valid email address (email-address.ts), a phone number, a language tag, a password meeting the
  * password policy (password-policy.ts), a base32 authenticator secret. A refused value is a

@@ -1,8 +1,9 @@
 /**
- * A user's lifecycle through the management API (SPEC §12): deactivate, reactivate, lock
- * (an administrator's lock, until unlocked), unlock (which also clears the sign-in lockout, SPEC
- * 10.3) and delete. Deactivating, locking and deleting end the user's access (user-lifecycle.ts).
- * The state the API reports counts a sign-in lockout in force as locked.
+ * A user's lifecycle through the management API
+ * (docs/management-api.md#secrets-changes-and-ended-access): deactivate, reactivate, lock (an
+ * administrator's lock, until unlocked), unlock (which also clears the sign-in lockout,
+ * docs/security.md 10.3) and delete. Deactivating, locking and deleting end the user's access
+ * (user-lifecycle.ts). The state the API reports counts a sign-in lockout in force as locked.
  */
 import type { DB } from '../../store/database.ts';
 import type { UserRow, UserState } from '../../store/schema.ts';

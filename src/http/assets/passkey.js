@@ -1,9 +1,9 @@
-// Gatehouse's passkey ceremonies (SPEC §11), served as a file because the pages allow no inline script.
-// Each form.passkey (sign-in) and form.passkey-add (the self-service page) stays hidden unless the
-// browser offers WebAuthn. Its button asks the server for options (a POST of the form's hidden fields,
-// with its CSRF token), lets the browser ask the authenticator (navigator.credentials.get or
-// create), and submits the result with the form: the server answers with the next page (the client's
-// callback, or the same page with its message when refused).
+// Gatehouse's passkey ceremonies (docs/passkeys.md), served as a file because the pages allow no
+// inline script. Each form.passkey (sign-in) and form.passkey-add (the self-service page) stays
+// hidden unless the browser offers WebAuthn. Its button asks the server for options (a POST of the
+// form's hidden fields, with its CSRF token), lets the browser ask the authenticator
+// (navigator.credentials.get or create), and submits the result with the form: the server answers
+// with the next page (the client's callback, or the same page with its message when refused).
 // A form.passkey with data-autofill also offers the browser's passkeys in the autofill of the page's
 // `autocomplete="... webauthn"` field (conditional mediation): a request that waits, silently, until
 // the user picks a passkey there. The button stops it first (a browser runs one request at a time),

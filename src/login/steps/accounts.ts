@@ -1,8 +1,9 @@
 /**
- * Account selection (seed §4.4 prompt=select_account; several sessions in one browser): the
- * browser's signed-in users, and "use another account". A chosen session answers the request unless
- * the request wants a fresh login (prompt=login, or max_age exceeded: OIDC Core §3.1.2.1), in which
- * case that user goes on to its first sign-in step (the passkey when it has one, else the password).
+ * Account selection (prompt=select_account, docs/endpoints.md#authorization-endpoint; several
+ * sessions in one browser): the browser's signed-in users, and "use another account". A chosen
+ * session answers the request unless the request wants a fresh login (prompt=login, or max_age
+ * exceeded: OIDC Core §3.1.2.1), in which case that user goes on to its first sign-in step (the
+ * passkey when it has one, else the password).
  */
 import type { Request, Response } from 'express';
 import { sessionMeetsFactors } from '../../domain/credentials/otp.ts';

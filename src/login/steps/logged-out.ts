@@ -1,7 +1,7 @@
 /**
- * The logged-out page (seed §4.9): shown after end session when there is nowhere to redirect.
- * Not bound to an authorization request; the language comes from `ui_locales` (OpenID Connect
- * RP-Initiated Logout §2) or Accept-Language.
+ * The logged-out page (docs/endpoints.md#end-session-endpoint): shown after end session when there is
+ * nowhere to redirect. Not bound to an authorization request; the language comes from `ui_locales`
+ * (OpenID Connect RP-Initiated Logout §2) or Accept-Language.
  */
 import type { Request, Response } from 'express';
 import { parseParams } from '../../http/form.ts';

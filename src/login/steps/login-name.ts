@@ -1,11 +1,12 @@
 /**
- * Step 1, the login name (SPEC §7): prefilled from login_hint (or the id_token_hint's user). Any
- * name continues to the password step, known or not, and the request remembers it as typed, so
- * nothing tells an unknown name from a known one (no enumeration). The one exception, accepted by
- * SPEC §11: a user with a passkey goes to the passkey-first step. When passkeys are enabled the page
- * also has the username-less "Sign in with a passkey" button (login/passkey-page.ts), and the login
- * name field offers the browser's passkeys in its autofill (`autocomplete="username webauthn"`,
- * conditional mediation), except on a page that shows a refused passkey.
+ * Step 1, the login name (docs/decisions.md#login-names-and-lockout): prefilled from login_hint (or
+ * the id_token_hint's user). Any name continues to the password step, known or not, and the request
+ * remembers it as typed, so nothing tells an unknown name from a known one (no enumeration). The one
+ * exception, accepted (docs/decisions.md#the-passkey-step-tells-that-an-account-has-a-passkey): a
+ * user with a passkey goes to the passkey-first step. When passkeys are enabled the page also has
+ * the username-less "Sign in with a passkey" button (login/passkey-page.ts), and the login name field
+ * offers the browser's passkeys in its autofill (`autocomplete="username webauthn"`, conditional
+ * mediation), except on a page that shows a refused passkey.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -67,7 +68,7 @@ export function loginNameStep(gh: Gatehouse) {
       if ([...loginName].length > MAX_LOGIN_NAME) return renderLoginName(gh, res, step, 400, loginName, { field: step.m.tooLong });
       const userId = await findHumanByLoginName(gh.db, gh.instanceId, loginName);
       await rememberLoginName(gh.db, step.request.id, loginName, userId ?? null);
-      // SPEC §11: a user with a passkey is offered it first (this tells that the name has one; accepted).
+      // A user with a passkey is offered it first (this tells that the name has one; see above).
       await goToFirstFactor(gh, res, step.request.id, userId);
     },
   };

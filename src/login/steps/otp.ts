@@ -1,9 +1,10 @@
 /**
- * Step 3 for users with a verified authenticator-app factor (SPEC §7): after a valid password the
- * password step records the user as owing a one-time code (`markOtpPending`) and sends the browser
- * here; a valid code finishes the sign-in with amr ['pwd', 'otp', 'mfa']. Wrong codes count towards
- * the same lockout as wrong passwords (domain/lockout.ts), and the count survives a right password:
- * only the completed sign-in resets it (SPEC 10.3), so re-entering the password buys no new guesses.
+ * Step 3 for users with a verified authenticator-app factor (docs/decisions.md#the-authenticator-app):
+ * after a valid password the password step records the user as owing a one-time code
+ * (`markOtpPending`) and sends the browser here; a valid code finishes the sign-in with amr
+ * ['pwd', 'otp', 'mfa']. Wrong codes count towards the same lockout as wrong passwords
+ * (domain/lockout.ts), and the count survives a right password: only the completed sign-in resets
+ * it (docs/security.md 10.3), so re-entering the password buys no new guesses.
  *
  * The pending mark names the user whose password was checked: naming another user in the login name
  * step afterwards (which changes auth_requests.user_id) does not carry the checked password over
@@ -62,7 +63,8 @@ export function otpStep(gh: Gatehouse) {
       const { loginName, user } = pending;
       const now = new Date();
       const address = clientAddress(gh, req);
-      // Taken before the check and given back on success (SPEC 10.11): parallel guesses count at once.
+      // Taken before the check and given back on success (docs/security.md 10.11): parallel guesses
+      // count at once.
       const wait = gh.throttle.take(address, now.getTime());
       if (wait > 0) {
         res.set('Retry-After', String(wait));
@@ -81,8 +83,9 @@ export function otpStep(gh: Gatehouse) {
       if (!user.active || code.length > MAX_CODE_LENGTH) {
         return refused(await countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now));
       }
-      // The lock is read, the code checked and a failure counted under the user's row lock (SPEC 10.3).
-      // Whoever is here knew the password of this user in this request: the lock may be told.
+      // The lock is read, the code checked and a failure counted under the user's row lock
+      // (docs/security.md 10.3). Whoever is here knew the password of this user in this request: the
+      // lock may be told.
       const check = await checkOtpCode(gh, user.id, code, now, (trx) => countFailedAttempt(gh, { requestId: request.id, user, factor: 'otp' }, now, trx));
       if (check.kind === 'locked') {
         gh.throttle.succeeded(address, now.getTime()); // nothing was guessed

@@ -1,5 +1,6 @@
 /**
- * Passkey sign-in in the login UI (SPEC §11, §12 settled details).
+ * Passkey sign-in in the login UI (docs/passkeys.md#signing-in-with-a-passkey,
+ * docs/decisions.md#passkeys).
  *
  * - GET /ui/login/passkey: the passkey-first step, after a login name whose user has a passkey. The
  *   passkey button and "Use password instead" (the password step); no password field, and the

@@ -1,5 +1,6 @@
 /**
- * The self-service page /ui/login/passkeys (SPEC §11): the passkeys of the browser's signed-in user.
+ * The self-service page /ui/login/passkeys (docs/passkeys.md#the-passkeys-page): the passkeys of the
+ * browser's signed-in user.
  *
  * - No signed-in user (or not the one `?userID=` names): a sign-in first. The page opens a request of its own (no client; its
  *   redirect URI is this page) and sends the browser to the login name step; once signed in, the
@@ -360,7 +361,7 @@ export function passkeysPage(gh: Gatehouse) {
       const { form } = got;
       if (form.get('action') === 'add-with-code') {
         securityHeaders(res);
-        // Codes are guessed like passwords: a try is taken from the address first (SPEC 10.11).
+        // Codes are guessed like passwords: a try is taken from the address first (docs/security.md 10.11).
         const address = clientAddress(gh, req);
         const wait = gh.throttle.take(address);
         if (wait > 0) return void res.status(429).set('Retry-After', String(wait)).json({ error: 'refused' });

@@ -1,7 +1,8 @@
 /**
- * Step 2, the password (SPEC §7, 10.11). Wrong password, unknown login name and locked user: the same
- * page, byte for byte, after the same work (see domain/password-check.ts). The lockout message answers
- * only the right password of a locked user; too many failures from one address get 429 before any hash.
+ * Step 2, the password (docs/decisions.md#login-names-and-lockout, docs/security.md 10.11). Wrong
+ * password, unknown login name and locked user: the same page, byte for byte, after the same work
+ * (see domain/password-check.ts). The lockout message answers only the right password of a locked
+ * user; too many failures from one address get 429 before any hash.
  *
  * The one-time-password step plugs in where marked below: once a user has a ready OTP factor, a
  * valid password leads to /ui/login/otp instead of finishing the sign-in.
@@ -67,7 +68,7 @@ export function passwordStep(gh: Gatehouse) {
       if (check.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until)) });
       if (check.kind === 'invalid') return render(res, step, 400, loginName, { alert: m.invalidCredentials });
       // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts). The
-      // failure count stays as it is until the sign-in is complete (SPEC 10.3).
+      // failure count stays as it is until the sign-in is complete (docs/security.md 10.3).
       if (await hasReadyOtp(gh.db, check.userId)) {
         await markOtpPending(gh.db, request.id, check.userId, new Date());
         return goToStep(gh, res, 'otp', request.id);

@@ -107,8 +107,9 @@ export function registerStep(gh: Gatehouse) {
       const problems = validate(m, values);
       if (Object.keys(problems).length > 0) return render(res, step, 400, values, problems);
 
-      // "taken" answers tell which user names exist across the instance (SPEC 10.12 makes them
-      // instance-wide), at no hashing cost: they count with failed sign-ins per address (SPEC 10.11).
+      // "taken" answers tell which user names exist across the instance (docs/security.md 10.12 makes
+      // them instance-wide), at no hashing cost: they count with failed sign-ins per address
+      // (docs/security.md 10.11).
       const address = clientAddress(gh, req);
       const wait = gh.throttle.take(address);
       if (wait > 0) {

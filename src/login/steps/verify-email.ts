@@ -1,11 +1,11 @@
 /**
- * The email verification page (SPEC §7, §8): the default target of the link in a code mail,
- * `/ui/login/verify-email?userID=…&code=…&orgID=…&codeID=…`. GET shows the form prefilled from the
- * link (no code is checked on GET: mail scanners open links); POST, with the CSRF token, checks the
- * code. Not bound to a sign-in: the language comes from `ui_locales` or Accept-Language, never from
- * the user. A wrong code, an unknown user, an already used code and a code voided by too many tries
- * all get the same answer (no enumeration); only an expired code is told apart, so the user asks for
- * a new one.
+ * The email verification page (docs/decisions.md#email-codes): the default target of the link in a
+ * code mail, `/ui/login/verify-email?userID=…&code=…&orgID=…&codeID=…`. GET shows the form prefilled
+ * from the link (no code is checked on GET: mail scanners open links); POST, with the CSRF token,
+ * checks the code. Not bound to a sign-in: the language comes from `ui_locales` or Accept-Language,
+ * never from the user. A wrong code, an unknown user, an already used code and a code voided by too
+ * many tries all get the same answer (no enumeration); only an expired code is told apart, so the
+ * user asks for a new one.
  *
  * Anyone may post here for any user id: a try counts towards the code's own tries only
  * with the code's id from the mailed link (a hidden field), so strangers cannot void someone's code

@@ -1,8 +1,9 @@
 /**
- * Client authentication at the OAuth endpoints (seed §4.5–4.8, SPEC §6). The method is read from the
- * request (Basic header, client_assertion, client_secret, or client_id alone); more than one is
- * invalid_request. The client must be registered for the method it used, and the endpoint or grant
- * must accept that method. Failed authentications are limited per client address (SPEC 10.11).
+ * Client authentication at the OAuth endpoints (docs/decisions.md#strict-client-authentication).
+ * The method is read from the request (Basic header, client_assertion, client_secret, or client_id
+ * alone); more than one is invalid_request. The client must be registered for the method it used,
+ * and the endpoint or grant must accept that method. Failed authentications are limited per client
+ * address (docs/security.md 10.11).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
@@ -73,10 +74,10 @@ export interface AuthenticateOptions {
 }
 
 /**
- * SPEC 10.11: an address past its limit of failures is refused before anything is looked up or
- * hashed, whatever it presents: refusing only wrong secrets would tell a right one apart (and a
- * remembered right secret costs no hash). Every invalid_client counts as a failure but one that
- * guesses nothing (`InvalidClient.guess`).
+ * docs/security.md 10.11: an address past its limit of failures is refused before anything is
+ * looked up or hashed, whatever it presents: refusing only wrong secrets would tell a right one
+ * apart (and a remembered right secret costs no hash). Every invalid_client counts as a failure but
+ * one that guesses nothing (`InvalidClient.guess`).
  */
 export async function authenticateClient(
   gh: Gatehouse,
@@ -148,7 +149,7 @@ async function verify(
       await verifyClientAssertion(gh.db, presented.assertion!, {
         clientId: presented.clientId,
         keys,
-        // SPEC 10.9: the issuer, the token endpoint, or the endpoint the assertion is presented to
+        // docs/security.md 10.9: the issuer, the token endpoint, or the endpoint the assertion is presented to
         audiences: [gh.config.externalUrl, `${gh.config.externalUrl}${TOKEN_PATH}`, options.endpointUrl],
         now: new Date(),
       });

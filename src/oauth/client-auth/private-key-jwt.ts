@@ -1,7 +1,7 @@
 /**
  * private_key_jwt (OIDC Core §9, RFC 7523 §2.2 and §3): the client signs an assertion with a key
  * registered for it. iss and sub are the client id, aud names us, exp and iat are near, and the
- * assertion (by its jti, which OIDC Core §9 requires) is accepted once (SPEC 10.9).
+ * assertion (by its jti, which OIDC Core §9 requires) is accepted once (docs/security.md 10.9).
  */
 import type { DB } from '../../store/database.ts';
 import type { PublicKeyEntry } from '../../domain/instance/directory.ts';

@@ -1,8 +1,9 @@
 /**
- * grant_type=authorization_code (RFC 6749 §4.1.3, OIDC Core §3.1.3, RFC 7636 §4.6; seed §4.5). The
- * code is consumed exactly once; a second use revokes what the first issued. The code is bound to the
- * client, the redirect URI and the PKCE challenge of its request, checked before the code is spent
- * (SPEC 10.15), and to a session still active.
+ * grant_type=authorization_code (RFC 6749 §4.1.3, OIDC Core §3.1.3, RFC 7636 §4.6;
+ * docs/decisions.md#authorization-codes). The code is consumed exactly once; a second use revokes
+ * what the first issued. The code is bound to the client, the redirect URI and the PKCE challenge of
+ * its request, checked before the code is spent (docs/security.md 10.15), and to a session still
+ * active.
  */
 import { createHash } from 'node:crypto';
 import type { Gatehouse } from '../../context.ts';
@@ -62,7 +63,7 @@ async function redeem(gh: Gatehouse, app: Application, input: CodeRequest): Prom
 }
 
 /**
- * SPEC 10.15: the code's client, redirect URI (RFC 6749 §4.1.3) and PKCE verifier are checked
+ * docs/security.md 10.15: the code's client, redirect URI (RFC 6749 §4.1.3) and PKCE verifier are checked
  * before the code is spent, so a client that is not the code's, or lacks its verifier, cannot burn
  * it for the rightful one (node-oidc-provider checks in this order too).
  */
@@ -105,7 +106,8 @@ async function handle({ gh, params, client }: GrantContext): Promise<TokenRespon
   const { request, grantId } = await redeem(gh, app, input);
   const session = await validSession(gh, request);
   const user = await activeUser(gh, session.userId);
-  // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6)
+  // offline_access yields a refresh token only for clients allowed the refresh_token grant
+  // (docs/decisions.md#refresh-tokens)
   const offline = request.scopes.includes(OFFLINE_ACCESS) && app.grantTypes.includes('refresh_token');
   const granted = await checkScopes(gh, request.scopes.filter((s) => s !== OFFLINE_ACCESS || offline), app.orgId);
   // issue

@@ -1,7 +1,7 @@
 /**
- * grant_type=client_credentials (RFC 6749 §4.4; seed §4.5): a machine user authenticates with its
- * secret (client_secret_basic or client_secret_post) and receives an access token, never a refresh
- * token (RFC 6749 §4.4.3).
+ * grant_type=client_credentials (RFC 6749 §4.4; docs/decisions.md#machine-users-as-clients): a
+ * machine user authenticates with its secret (client_secret_basic or client_secret_post) and
+ * receives an access token, never a refresh token (RFC 6749 §4.4.3).
  */
 import { CLIENT_CREDENTIALS } from '../../oidc/grant-types.ts';
 import { UnauthorizedClient } from '../errors.ts';

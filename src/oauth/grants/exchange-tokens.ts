@@ -1,7 +1,8 @@
 /**
- * The tokens a token exchange accepts (RFC 8693 §3, seed §4.5 type matrix) and how each is verified.
- * Every refusal is invalid_request (RFC 8693 §2.2.2: an invalid or unacceptable subject or actor
- * token); the description names the parameter, never why another client's token was refused.
+ * The tokens a token exchange accepts (RFC 8693 §3, docs/token-exchange.md#token-types) and how
+ * each is verified. Every refusal is invalid_request (RFC 8693 §2.2.2: an invalid or unacceptable
+ * subject or actor token); the description names the parameter, never why another client's token
+ * was refused.
  *
  * | type           | subject_token                      | actor_token | requested_token_type |
  * |----------------|------------------------------------|-------------|----------------------|
@@ -41,9 +42,9 @@ export interface PresentedToken {
 }
 
 /**
- * The seed's subject_token column: a token of the subject ('token': access or ID token), or a subject
- * the actor names ('named': user id, client-signed JWT), resolved only after the actor token
- * verified, so that nobody without an actor learns which ids exist.
+ * The subject_token column of docs/token-exchange.md#token-types: a token of the subject ('token':
+ * access or ID token), or a subject the actor names ('named': user id, client-signed JWT), resolved
+ * only after the actor token verified, so that nobody without an actor learns which ids exist.
  */
 export type SubjectKind = 'token' | 'named';
 
@@ -54,7 +55,7 @@ export function subjectKind(gh: Gatehouse, type: string): SubjectKind {
   throw new InvalidRequest(`subject_token_type ${type} is not supported`);
 }
 
-/** The seed's actor_token column: access tokens and ID tokens only. */
+/** The actor_token column of docs/token-exchange.md#token-types: access tokens and ID tokens only. */
 export function checkActorType(gh: Gatehouse, type: string): void {
   if (type === ACCESS_TOKEN_TYPE || type === ID_TOKEN_TYPE) return;
   const known = type === REFRESH_TOKEN_TYPE || type === JWT_TOKEN_TYPE || type === userIdTokenType(gh.config.serviceName);

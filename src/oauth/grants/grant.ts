@@ -1,4 +1,4 @@
-/** The shape every grant module has (STYLE §1): its type, the parameters it reads, and handle(). */
+/** The shape every grant module has (CONTRIBUTING.md#where-a-change-goes): its type, the parameters it reads, and handle(). */
 import type { IncomingMessage } from 'node:http';
 import type { Gatehouse } from '../../context.ts';
 import type { AuthenticatedClient } from '../client-auth/index.ts';
@@ -35,7 +35,10 @@ export interface Grant {
   parameters: readonly string[];
   /** Parameters that may come more than once (RFC 8693 §2.1 audience, resource); others may not. */
   repeatable?: readonly string[];
-  /** Client authentication methods accepted (seed §4.5), or 'assertion' when the grant's assertion authenticates. */
+  /**
+   * Client authentication methods accepted (docs/endpoints.md#token-endpoint), or 'assertion' when the
+   * grant's assertion authenticates.
+   */
   clientAuth: readonly AuthMethod[] | 'assertion';
   /** Whether a machine user may be the client (client_credentials). */
   machines: boolean;

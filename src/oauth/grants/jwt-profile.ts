@@ -1,7 +1,8 @@
 /**
- * grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7523 §2.1; seed §4.5): a machine user
- * signs an assertion with one of its registered keys (ZITADEL key file: iss = sub = user id, kid =
- * key id) and receives an access token, and an ID token when openid is asked for.
+ * grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7523 §2.1;
+ * docs/endpoints.md#token-endpoint): a machine user signs an assertion with one of its registered
+ * keys (ZITADEL key file: iss = sub = user id, kid = key id) and receives an access token, and an
+ * ID token when openid is asked for.
  */
 import { JWT_BEARER } from '../../oidc/grant-types.ts';
 import type { Gatehouse } from '../../context.ts';
@@ -25,9 +26,9 @@ export const jwtProfile: Grant = {
 };
 
 /**
- * RFC 7523 §3: iss and sub name the machine user, aud names us, the signature verifies; SPEC 10.9:
- * exp and iat near, and the assertion accepted once (by jti, or by its hash: ZITADEL's key-file
- * SDKs send no jti).
+ * RFC 7523 §3: iss and sub name the machine user, aud names us, the signature verifies;
+ * docs/security.md 10.9: exp and iat near, and the assertion accepted once (by jti, or by its hash:
+ * ZITADEL's key-file SDKs send no jti).
  */
 async function verifyMachineAssertion(gh: Gatehouse, assertion: string, endpointUrl: string): Promise<User> {
   const issuer = unverifiedIssuer(assertion, 'assertion');
@@ -52,7 +53,7 @@ async function handle({ gh, params, endpointUrl }: GrantContext): Promise<TokenR
   const requested = parseScope(required(params, 'scope')).filter((s) => s !== 'offline_access');
   // validate
   const user = await verifyMachineAssertion(gh, assertion, endpointUrl);
-  const granted = await checkScopes(gh, requested, user.orgId); // SPEC 10.6: the machine user's organization
+  const granted = await checkScopes(gh, requested, user.orgId); // docs/security.md 10.6: the machine user's organization
   // issue: the machine user is its own client here
   const clientId = user.id;
   const issued = await gh.tokens.issueAccessToken({

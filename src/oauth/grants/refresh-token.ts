@@ -1,11 +1,11 @@
 /**
- * grant_type=refresh_token (RFC 6749 §6, OIDC Core §12; seed §4.5, SPEC §6). Refresh tokens rotate on
- * every use: the presented one is marked used under a row lock and a new one of the same family is
- * issued in the same transaction. Presenting a used one again revokes the whole family (RFC 9700
- * §4.14.2). `scope` may narrow the original grant for this access token, never widen it. A family
- * from a sign-in without the authenticator app stops once the user has a ready one, and every
- * refresh checks the project's access rules as a sign-in does; the new tokens carry the user's
- * roles as they are now.
+ * grant_type=refresh_token (RFC 6749 §6, OIDC Core §12; docs/decisions.md#refresh-tokens). Refresh
+ * tokens rotate on every use: the presented one is marked used under a row lock and a new one of the
+ * same family is issued in the same transaction. Presenting a used one again revokes the whole family
+ * (RFC 9700 §4.14.2). `scope` may narrow the original grant for this access token, never widen it. A
+ * family from a sign-in without the authenticator app stops once the user has a ready one, and every
+ * refresh checks the project's access rules as a sign-in does; the new tokens carry the user's roles as
+ * they are now.
  */
 import type { Gatehouse } from '../../context.ts';
 import { sha256 } from '../../domain/kernel/crypto.ts';
@@ -58,10 +58,10 @@ function narrowScopes(original: readonly string[], requested: string[] | undefin
 }
 
 /**
- * SPEC 10.4: the sign-in that started the family must still prove what the account now requires,
- * as for browser sessions (sessionMeetsFactors): once an authenticator app is ready, a family from
- * a sign-in without it (amr without otp) refreshes no more. The sign-in is the impersonator's for
- * an impersonation (its amr is the actor's), else the subject's.
+ * docs/security.md 10.4: the sign-in that started the family must still prove what the account now
+ * requires, as for browser sessions (sessionMeetsFactors): once an authenticator app is ready, a
+ * family from a sign-in without it (amr without otp) refreshes no more. The sign-in is the
+ * impersonator's for an impersonation (its amr is the actor's), else the subject's.
  */
 async function signInMeetsFactors(gh: Gatehouse, family: RefreshFamily): Promise<void> {
   const signedIn = family.impersonation ? actorChain(family.actor)?.[0] : family.subject;

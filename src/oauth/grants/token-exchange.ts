@@ -1,5 +1,5 @@
 /**
- * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; seed §4.5, SPEC §6): a token
+ * grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693; docs/token-exchange.md): a token
  * for a subject, exchanged for another with a different type, scope or audience, or for one a
  * second party uses on the subject's behalf. Behind the instance feature `oidcTokenExchange`.
  *
@@ -225,7 +225,7 @@ async function handle(ctx: GrantContext): Promise<TokenResponse> {
   const grantId = authority.grantId ?? newId();
   // No exchange outlives what was presented for it: exchanging again and again renews nothing.
   const notAfter = earliest(subject.expiresAt, actor?.expiresAt);
-  // offline_access yields a refresh token only for clients allowed the refresh_token grant (SPEC §6),
+  // offline_access yields a refresh token only for clients allowed the refresh_token grant,
   // never with an ID token (which cannot be refreshed), only within a live refresh family of the
   // authorizing sign-in and never past its end, and never from a token someone else already acts
   // with (its own refresh token, checked again at every use, is the only way to extend that)

@@ -1,6 +1,7 @@
 /**
- * The token response every grant that issues an access token shares (RFC 6749 §5.1, seed §4.5): the
- * access token, Bearer, its lifetime and the granted scope, plus an ID token when openid was granted.
+ * The token response every grant that issues an access token shares (RFC 6749 §5.1,
+ * docs/endpoints.md#token-endpoint): the access token, Bearer, its lifetime and the granted scope,
+ * plus an ID token when openid was granted.
  */
 import type { Gatehouse } from '../../context.ts';
 import type { IssuedAccessToken } from '../../domain/tokens/access-token-claims.ts';

@@ -1,7 +1,7 @@
 /**
  * What the user grants share (authorization_code, refresh_token): the checks that a user may still
  * receive tokens, where refresh tokens are issued (domain/tokens/refresh-tokens.ts), and minting the
- * response (seed §4.5, SPEC §6).
+ * response (docs/endpoints.md#token-endpoint).
  */
 import type { Gatehouse } from '../../context.ts';
 import type { Application, User } from '../../domain/instance/directory.ts';
@@ -32,9 +32,9 @@ export async function activeUser(gh: Gatehouse, userId: string): Promise<User> {
 }
 
 /**
- * The browser session a grant was made in, which must not have ended (end_session, SPEC §6) and
- * must be `userId`'s. Without `userId` (exchanged tokens, whose session may be the actor's) only
- * that it has not ended.
+ * The browser session a grant was made in, which must not have ended (end_session,
+ * docs/decisions.md#end-session) and must be `userId`'s. Without `userId` (exchanged tokens, whose
+ * session may be the actor's) only that it has not ended.
  */
 export async function activeSession(gh: Gatehouse, sessionId: string | null | undefined, userId: string | undefined): Promise<void> {
   if (!sessionId) return;
@@ -78,7 +78,7 @@ export interface UserTokenRequest {
 
 /**
  * The access token (the application's type, audience by scope, bound to the family and session),
- * the ID token when openid was granted, and the response of seed §4.5.
+ * the ID token when openid was granted, and the token endpoint's response.
  */
 export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): Promise<TokenResponse> {
   const { app, user, granted } = request;
@@ -111,7 +111,7 @@ export async function mintUserTokens(gh: Gatehouse, request: UserTokenRequest): 
     nonce: request.nonce,
     amr: request.amr,
     sessionId: request.sessionId,
-    userinfoAssertion: app.idTokenUserinfoAssertion, // seed §4.4
+    userinfoAssertion: app.idTokenUserinfoAssertion, // docs/endpoints.md#authorization-endpoint
     actor: request.actor,
     audience: request.idTokenAudience,
     notAfter: request.notAfter,

@@ -1,5 +1,6 @@
 /**
- * The identity model of SPEC §5, signing keys, tokens and revocations, features and the event log.
+ * The identity model (docs/management-api.md#the-identity-model), signing keys, tokens and revocations,
+ * features and the event log.
  * Frozen in time: this file never imports application code.
  */
 import { sql, type Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Browser sign-in (issue 3): authorization requests, browser user sessions and authorization codes.
+ * Browser sign-in: authorization requests, browser user sessions and authorization codes.
  * Frozen in time: this file never imports application code.
  */
 import { sql, type Kysely } from 'kysely';

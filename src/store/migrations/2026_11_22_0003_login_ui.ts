@@ -1,5 +1,5 @@
 /**
- * Login UI (issue 3): what the login name step remembers in the authorization request.
+ * Login UI: what the login name step remembers in the authorization request.
  * Frozen in time: this file never imports application code.
  */
 import type { Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * The authenticator-app factor (issue 4): one TOTP factor per user, its secret sealed with the
+ * The authenticator-app factor: one TOTP factor per user, its secret sealed with the
  * master key, and the login UI's note that a request's password was checked for a user who still
  * owes a one-time code. Frozen in time: this file never imports application code.
  */

@@ -1,5 +1,5 @@
 /**
- * Contact email codes and the mail outbox (issue 4).
+ * Contact email codes and the mail outbox.
  * Frozen in time: this file never imports application code.
  */
 import { sql, type Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Token exchange (issue 5). Frozen in time: this file never imports application code.
+ * Token exchange. Frozen in time: this file never imports application code.
  *
  * - events.audit: an event that records what happened (a token exchange) without changing any state
  *   a cache holds. The change watcher looks only at the other events, so a busy exchange endpoint

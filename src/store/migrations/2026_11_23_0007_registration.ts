@@ -1,6 +1,6 @@
 /**
- * Registration and browser sessions after the security review (SPEC 10.7, 10.12). Frozen in time:
- * this file never imports application code.
+ * Registration and browser sessions (docs/security.md 10.7, 10.12). Frozen in time: this file never
+ * imports application code.
  *
  * - orgs.allow_register: whether self-registration may create users in the organization; null
  *   means the default (allowed for the instance's default organization only).

@@ -1,5 +1,5 @@
 /**
- * Mail limits and mail at rest (SPEC 10.2, issue 9 items 7 and 13).
+ * Mail limits and mail at rest (docs/security.md 10.2).
  *
  * - `outbox.user_id`: whose code a mail carries, so that code mails can be counted per user
  *   (5 an hour) as well as per recipient address (3 in 10 minutes), from the outbox itself: durable,

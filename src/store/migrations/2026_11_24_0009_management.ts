@@ -1,5 +1,5 @@
 /**
- * The management API's model (SPEC §12, issue 12).
+ * The management API's model (docs/management-api.md).
  *
  * - `project_roles`: the roles a project defines (key, display name, group).
  * - `authorizations`: some roles of a project given to a user; one row per user and project, in the

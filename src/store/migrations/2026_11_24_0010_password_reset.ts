@@ -1,5 +1,5 @@
 /**
- * Password reset codes (issue 12, zitadel.user.v2 PasswordReset / SetPassword): one pending code per
+ * Password reset codes (zitadel.user.v2 PasswordReset / SetPassword): one pending code per
  * user, stored as sha256(salt + code) with a per-row salt (the code is short), with the count of
  * wrong tries. A new code replaces the previous one; a used code is deleted.
  *

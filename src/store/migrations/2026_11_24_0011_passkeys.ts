@@ -1,5 +1,5 @@
 /**
- * Passkeys (issue 13, SPEC §11): WebAuthn credentials of human users, the challenges of passkey
+ * Passkeys (docs/passkeys.md): WebAuthn credentials of human users, the challenges of passkey
  * sign-ins, and the one-time codes that let someone register a passkey for a user without signing in.
  *
  * - `passkeys`: one row per credential. A registration starts `pending` with its challenge and an

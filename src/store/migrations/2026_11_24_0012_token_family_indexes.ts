@@ -1,5 +1,5 @@
 /**
- * The indexes of `tokens` by grant and by session cover only the rows that have one (issue 11). Machine
+ * The indexes of `tokens` by grant and by session cover only the rows that have one. Machine
  * tokens (client_credentials, the JWT profile grant) have neither, and they are most of the inserts:
  * each cost two index entries of NULL that no query reads, since every statement that looks tokens up
  * by grant or session asks for given ids (`grant_id = …`, `session_id in (…)`), which PostgreSQL

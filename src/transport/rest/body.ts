@@ -25,7 +25,7 @@ export function readBody(req: http.IncomingMessage | http2.Http2ServerRequest, m
       size += chunk.length;
       if (size > maxBytes) {
         cleanup();
-        req.pause(); // the caller answers 413; the listener then drains the rest and closes (SPEC 10.8)
+        req.pause(); // the caller answers 413; the listener then drains the rest and closes (docs/security.md 10.8)
         resolve({ kind: 'too-large' });
         return;
       }

@@ -130,7 +130,7 @@ function pageHeaders(externalUrl: string): Record<string, string> {
   const connect = ["'self'", ...(external === undefined ? [] : [external])].join(' ');
   return {
     'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src ${connect}; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
-    'x-frame-options': 'DENY', // SPEC 10.14, for browsers without frame-ancestors
+    'x-frame-options': 'DENY', // docs/security.md 10.14, for browsers without frame-ancestors
     ...NOSNIFF,
     'referrer-policy': 'no-referrer',
   };

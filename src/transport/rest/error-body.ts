@@ -1,5 +1,5 @@
 /**
- * The REST error body (SPEC §4, google.rpc.Status in JSON as grpc-gateway writes it):
+ * The REST error body (docs/errors.md#the-api, google.rpc.Status in JSON as grpc-gateway writes it):
  * `{"code": <gRPC code number>, "message": "...", "details": [{"@type": "type.googleapis.com/...", ...}]}`.
  */
 import { create, toJson, type JsonObject, type Registry } from '@bufbuild/protobuf';

@@ -92,7 +92,7 @@ function operationId(route: RestRoute): string {
 
 const ERROR_SCHEMA = 'gatehouse.RestError';
 
-/** The REST error body (error-body.ts, SPEC §4). */
+/** The REST error body (error-body.ts, docs/errors.md#the-api). */
 function errorSchema(schemas: SchemaSet): JsonObject {
   const detail = schemas.message(ErrorDetailSchema);
   return {

@@ -11,8 +11,8 @@
  * Unknown JSON fields are dropped, as ZITADEL's gateway does (protojson `DiscardUnknown`), so a
  * client built against newer protos keeps working. They are dropped here, by the schema, rather
  * than with protobuf-es's `ignoreUnknownFields`, which would also accept unknown enum names: those
- * stay InvalidArgument (SPEC §4), as do invalid values and unknown query parameters. Messages are
- * ours, naming the field; protobuf-es wording stays in `cause`.
+ * stay InvalidArgument (docs/decisions.md#json-input), as do invalid values and unknown query
+ * parameters. Messages are ours, naming the field; protobuf-es wording stays in `cause`.
  */
 import { fromJson, mergeFromJson, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { isFieldError } from '@bufbuild/protobuf/reflect';

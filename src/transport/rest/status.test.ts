@@ -1,7 +1,7 @@
 import { Code } from '@connectrpc/connect';
 import { httpStatusFromCode } from './status.ts';
 
-describe('httpStatusFromCode (grpc-gateway mapping, SPEC §4)', () => {
+describe('httpStatusFromCode (grpc-gateway mapping)', () => {
   it.each([
     [Code.Canceled, 499],
     [Code.Unknown, 500],

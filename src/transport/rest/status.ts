@@ -1,6 +1,6 @@
 /**
  * gRPC code → HTTP status for transcoded REST calls: grpc-gateway's mapping (runtime.HTTPStatusFromCode),
- * which is what ZITADEL's REST gateway answers (SPEC §4).
+ * which is what ZITADEL's REST gateway answers (docs/errors.md#the-api).
  */
 import { Code } from '@connectrpc/connect';
 

@@ -48,7 +48,7 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
       const read = await readBody(req, options.maxBodyBytes);
       if (read.kind === 'too-large') {
         const error = apiError(Code.ResourceExhausted, 'REST-TooLarge', `request body exceeds ${options.maxBodyBytes} bytes`);
-        sendError(req, res, error, 413, {}); // the listener drains the rest of the body, then closes (SPEC 10.8)
+        sendError(req, res, error, 413, {}); // the listener drains the rest of the body, then closes (docs/security.md 10.8)
         return;
       }
       if (read.bytes.byteLength > 0) body = parseJsonBody(req, read.bytes);
