@@ -1,20 +1,19 @@
 /**
  * Authentication of API calls: verifies the bearer token, checks the scopes the called method
- * requires (SPEC §6) and the Gatehouse API audience (SPEC 10.5), and stores the caller under
- * `principalKey`. Handlers read `ctx.values.get(principalKey)` (or `requirePrincipal(ctx)`), never
- * headers.
+ * requires (docs/endpoints.md#the-api) and the Gatehouse API audience (docs/security.md 10.5), and
+ * stores the caller under `principalKey`. Handlers read `ctx.values.get(principalKey)` (or
+ * `requirePrincipal(ctx)`), never headers.
  *
- * Order: the scopes first (a token without the API scope is PermissionDenied, SPEC §6 and §12),
- * then the audience (a token whose `aud` lacks the API is Unauthenticated, SPEC 10.5): a token the
- * client asked for with `openid` alone, for its own audience, or one whose audience a token exchange
- * narrowed, is not a token for this API, whatever scopes it carries.
+ * Order: the scopes first (a token without the API scope is PermissionDenied,
+ * docs/endpoints.md#the-api), then the audience (a token whose `aud` lacks the API is
+ * Unauthenticated, docs/security.md 10.5): a token the client asked for with `openid` alone, for its
+ * own audience, or one whose audience a token exchange narrowed, is not a token for this API,
+ * whatever scopes it carries.
  */
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { DescMethod } from '@bufbuild/protobuf';
 import { apiAudienceScope } from '../config/index.ts';
 import type { Principal } from '../domain/kernel/principal.ts';
-import { HashingBusy } from '../domain/kernel/crypto.ts';
-import { isDatabaseUnavailable } from '../store/outage.ts';
 import { apiError, publicError } from './errors.ts';
 import type { ApiLogger } from './logger.ts';
 
@@ -28,10 +27,10 @@ type RequiredScope = 'openid' | 'api';
  * A method found in neither needs the strictest set, so a new service fails closed.
  */
 const REQUIRED_SCOPES: Readonly<Record<string, readonly RequiredScope[]>> = {
-  'zitadel.auth.v1.AuthService/AddMyAuthFactorOTP': ['openid'], // seed 4.1
+  'zitadel.auth.v1.AuthService/AddMyAuthFactorOTP': ['openid'], // docs/endpoints.md#authservice-the-authenticator-app
   'zitadel.auth.v1.AuthService/VerifyMyAuthFactorOTP': ['openid'],
   'zitadel.auth.v1.AuthService/RemoveMyAuthFactorOTP': ['openid'],
-  'zitadel.user.v3alpha.UserService': ['openid', 'api'], // seed 4.2
+  'zitadel.user.v3alpha.UserService': ['openid', 'api'], // docs/endpoints.md#userservice-v3alpha-the-contact-email
   'zitadel.feature.v2.FeatureService': ['openid', 'api'],
 };
 const DEFAULT_SCOPES: readonly RequiredScope[] = ['openid', 'api'];
@@ -80,9 +79,9 @@ export function authInterceptor(options: AuthOptions): Interceptor {
         'www-authenticate': `Bearer error="insufficient_scope", scope="${required.join(' ')}"`,
       });
     }
-    // SPEC 10.5: every call on every service, as ZITADEL's API wants its own project in `aud`.
-    // The client's own id is in every token it gets; an application whose client id happens to be
-    // the API audience (the issuer URL) must not get the API that way, without the API scope.
+    // docs/security.md 10.5: every call on every service, as ZITADEL's API wants its own project in
+    // `aud`. The client's own id is in every token it gets; an application whose client id happens to
+    // be the API audience (the issuer URL) must not get the API that way, without the API scope.
     const audience = principal.audience.filter((entry) => entry !== principal.clientId);
     if (!audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
     req.contextValues.set(principalKey, principal);
@@ -97,7 +96,8 @@ async function authenticate(options: AuthOptions, token: string): Promise<Princi
     // A ConnectError is the authenticator's deliberate answer; an unreachable database or a full
     // hashing queue is not the token's fault (503, not 401); anything else means the token was not accepted.
     if (error instanceof ConnectError) throw error;
-    if (error instanceof HashingBusy || isDatabaseUnavailable(error)) throw publicError(error);
+    const answer = publicError(error);
+    if (answer.code === Code.Unavailable) throw answer;
     options.log.debug({ reason: error instanceof Error ? error.message : String(error) }, 'bearer token rejected');
     throw invalidToken('AUTH-InvalidToken', 'invalid or expired token');
   }

@@ -6,6 +6,7 @@
  * oauth/errors.ts; both renderers, the OAuth endpoints' JSON (server/errors.ts) and the login UI's
  * error page (login/routes.ts), classify with `toOAuthError`, so one failure gets one answer.
  */
+import type { Logger } from 'pino';
 import { HashingBusy } from '../domain/kernel/crypto.ts';
 import { Throttled } from '../domain/sign-in/failure-throttle.ts';
 import { isDatabaseUnavailable, isDataException } from '../store/outage.ts';
@@ -61,15 +62,18 @@ export class RetryLater extends OAuthError {
   }
 }
 
-/** The database is unreachable, or the secret-hashing queue is full (SPEC 10.11): 503. */
+/** The database is unreachable, or the secret-hashing queue is full (docs/security.md 10.11): 503. */
 export class TemporarilyUnavailable extends RetryLater {
   constructor(detail: string, retryAfterSeconds = 5) {
     super('temporarily_unavailable', 503, 'service temporarily unavailable', detail, retryAfterSeconds);
   }
 }
 
+/** The password-hashing queue is full: load, not a fault. */
+export class Saturated extends TemporarilyUnavailable {}
+
 /**
- * SPEC 10.11: too many failed client authentications from this address. 429 with
+ * docs/security.md 10.11: too many failed client authentications from this address. 429 with
  * temporarily_unavailable, the registered code for "try again later": invalid_client would tell a
  * client whose credentials are right that they are wrong, and slow_down belongs to device-code
  * polling (RFC 8628 §3.5).
@@ -87,8 +91,8 @@ export class TooManyFailures extends RetryLater {
  */
 export function toOAuthError(error: unknown): OAuthError {
   if (error instanceof OAuthError) return error;
-  // SPEC 10.11: a full hashing queue and a throttled address are answers, never a 500
-  if (error instanceof HashingBusy) return new TemporarilyUnavailable(error.message, error.retryAfterSeconds);
+  // docs/security.md 10.11: a full hashing queue and a throttled address are answers, never a 500
+  if (error instanceof HashingBusy) return new Saturated(error.message, error.retryAfterSeconds);
   if (error instanceof Throttled) return new TooManyFailures(error.retryAfterSeconds);
   if (isDatabaseUnavailable(error)) return new TemporarilyUnavailable(error instanceof Error ? error.message : 'database unavailable');
   if (isDataException(error)) return new OAuthError('invalid_request', 400, 'a request parameter has a value that cannot be processed');
@@ -98,4 +102,14 @@ export function toOAuthError(error: unknown): OAuthError {
     return new OAuthError('invalid_request', status, 'request is malformed');
   }
   return new ServerError(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Logs an answer as what it is, for both renderers: a full hashing queue is load (one warning, no
+ * stack), a 5xx a fault (with its cause), anything else the client's doing (debug).
+ */
+export function logAnswer(log: Logger, oauth: OAuthError, error: unknown, where: Record<string, unknown>, what: string): void {
+  if (oauth instanceof Saturated) log.warn(where, `${what} refused: password hashing is saturated`);
+  else if (oauth.status >= 500) log.error({ err: error, ...where }, `${what} failed`);
+  else log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, ...where }, `${what} refused`);
 }

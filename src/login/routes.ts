@@ -1,13 +1,12 @@
 /**
- * The login UI under /ui/login (SPEC §7), mounted by server/app.ts. Every page answers HTML with the
- * security headers; every error of this world is rendered here once, as the error page in the
- * user's language (never JSON, never a stack).
+ * The login UI under /ui/login (docs/endpoints.md#login-ui), mounted by server/app.ts. Every page
+ * answers HTML with the security headers; every error of this world is rendered here once, as the
+ * error page in the user's language (never JSON, never a stack).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { HashingBusy } from '../domain/kernel/crypto.ts';
 import { showErrorPage } from '../http/error-page.ts';
-import { RetryLater, toOAuthError } from '../http/errors.ts';
+import { logAnswer, RetryLater, toOAuthError } from '../http/errors.ts';
 import { negotiateLocale } from '../http/locale.ts';
 import { serveStylesheet } from '../http/stylesheet.ts';
 import { messagesFor } from './messages.ts';
@@ -47,7 +46,8 @@ export function loginRouter(gh: Gatehouse): express.Router {
     router.post(`/${name}`, step.submit);
     router.all(`/${name}`, notAllowed('GET, POST'));
   }
-  // SPEC §11: the passkey-first step and the assertion (GET, POST), the script's challenge (POST).
+  // docs/passkeys.md#signing-in-with-a-passkey: the passkey-first step and the assertion (GET, POST),
+  // the script's challenge (POST).
   const passkey = passkeyStep(gh);
   router.get('/passkey', passkey.show);
   router.post('/passkey', passkey.submit);
@@ -81,10 +81,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   });
   router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const oauth = toOAuthError(error);
-    // SPEC 10.11: a full password-hashing queue is load, not a fault: a warning, no stack
-    if (error instanceof HashingBusy) gh.log.warn({ path: req.path }, 'login request refused: password hashing is saturated');
-    else if (oauth.status >= 500) gh.log.error({ err: error, path: req.path }, 'login page failed');
-    else gh.log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path: req.path }, 'login request refused');
+    logAnswer(gh.log, oauth, error, { path: req.path }, 'login request');
     if (res.headersSent) return void res.end();
     if (oauth instanceof RetryLater) res.set('Retry-After', String(oauth.retryAfterSeconds));
     const m = messagesFor(negotiateLocale([], req.headers['accept-language']));

@@ -1,5 +1,5 @@
 /**
- * The one renderer of the OAuth error world (STYLE §4): OAuth errors as RFC 6749 JSON, anything
+ * The one renderer of the OAuth error world (docs/errors.md): OAuth errors as RFC 6749 JSON, anything
  * unexpected classified by http/errors.ts `toOAuthError` (server_error, or temporarily_unavailable
  * while the database is down or the hashing queue is full, 429 for a throttled address), logged
  * with its cause; only static messages reach the client. Express's error handler and the endpoints
@@ -8,15 +8,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { RetryLater, toOAuthError } from '../http/errors.ts';
+import { logAnswer, RetryLater, toOAuthError } from '../http/errors.ts';
 import { forbidCaching, sendJson } from '../http/node-types.ts';
 import { InvalidClient } from '../oauth/errors.ts';
 
 export function renderOAuthError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
   const oauth = toOAuthError(error);
   const path = (req.url ?? '/').split('?', 1)[0];
-  if (oauth.status >= 500) log.error({ err: error, path }, 'request failed');
-  else log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, path }, 'request refused');
+  logAnswer(log, oauth, error, { path }, 'request');
   if (res.headersSent) {
     res.end();
     return;
