@@ -221,6 +221,28 @@ describe('links', () => {
     }
     expect(broken).toEqual([]);
   });
+
+  it.each([...LINKED_PAGES, 'CONTRIBUTING.md', 'test/security/README.md'])('%s: every path of the repository it names in code exists', (page) => {
+    const named = [...read(page).matchAll(/`((?:src|test|bin|bench|examples|docs|proto|gen)\/[^`\s:#<>*…]+)(?:[:#][^`\s]*)?`/g)].map((match) => match[1]!);
+    expect(named.filter((file) => !fs.existsSync(path.join(ROOT, file)))).toEqual([]);
+  });
+
+  it('every page and heading the code and the tests cite exists', () => {
+    const files = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'src', 'test', 'bin', 'bench'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\n');
+    const rules = new Set([...read('docs/security.md').matchAll(/^### (10\.\d+)\b/gm)].map((match) => match[1]!));
+    const broken: string[] = [];
+    for (const file of files.filter((name) => /\.(ts|js|mjs)$/.test(name) && fs.existsSync(path.join(ROOT, name)))) {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      for (const [cited, page = '', anchor] of text.matchAll(/\b((?:docs\/[a-z-]+|README|CONTRIBUTING|SECURITY)\.md)(?:#([a-z0-9-]+))?/g)) {
+        if (!fs.existsSync(path.join(ROOT, page))) broken.push(`${file}: ${cited}: no such page`);
+        else if (anchor !== undefined && !anchors(read(page)).has(anchor)) broken.push(`${file}: ${cited}: no such heading`);
+      }
+      for (const [cited, rule = ''] of text.matchAll(/docs\/security\.md,? (10\.\d+)/g)) {
+        if (!rules.has(rule)) broken.push(`${file}: ${cited}: no such rule`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
 });
 
 describe('docs/configuration.md', () => {
