@@ -87,9 +87,11 @@ export async function openDatabase(config: DatabaseConfig, { oneShot = false }: 
   }
   let pglite: PGlite;
   try {
-    const { PGlite } = await import('@electric-sql/pglite');
+    const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
     pglite = await PGlite.create(`${config.dataDir}/pgdata`, {
       parsers: { [INT8_OID]: (value: string) => value },
+      // the trigram indexes of the user lists (migration 2026_11_26_0018)
+      extensions: { pg_trgm },
     });
   } catch (error) {
     lock.release();

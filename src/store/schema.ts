@@ -75,6 +75,13 @@ export interface UsersTable {
   changed_at: Timestamp;
 }
 
+/** How many users an organization has: kept by triggers on `users` (2026_11_26_0018), read by the lists. */
+export interface OrgUserCountsTable {
+  org_id: ColumnType<string, never, never>;
+  instance_id: ColumnType<string, never, never>;
+  users: ColumnType<string, never, never>;
+}
+
 export interface UserRolesTable {
   user_id: string;
   role: string;
@@ -405,6 +412,7 @@ export interface Database {
   instance_features: InstanceFeaturesTable;
   orgs: OrgsTable;
   users: UsersTable;
+  org_user_counts: OrgUserCountsTable;
   user_roles: UserRolesTable;
   machine_keys: MachineKeysTable;
   projects: ProjectsTable;

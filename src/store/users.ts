@@ -343,20 +343,22 @@ const TEXT_COLUMNS: Record<Exclude<UserTextField, 'login_name'>, string> = {
 
 /**
  * A role of `users` row beyond `orgIds`: instance-wide (no organization, or an IAM_ role) or in
- * another organization (domain/permissions.ts `rolesWithin`, as SQL for the lists).
+ * another organization (domain/users/permissions.ts `rolesWithin`, as SQL for the lists).
  */
 export function roleBeyond(eb: ExpressionBuilder<Database, 'users'>, orgIds: readonly string[]) {
   return eb
     .selectFrom('user_roles')
     .select('user_roles.user_id')
     .whereRef('user_roles.user_id', '=', 'users.id')
-    .where((r) =>
-      r.or([
-        r('user_roles.scope_org_id', '=', ''),
-        r('user_roles.role', 'like', 'IAM\\_%'),
-        ...(orgIds.length > 0 ? [r('user_roles.scope_org_id', 'not in', [...orgIds])] : [sql<SqlBool>`true`]),
-      ]),
-    );
+    .where((r) => beyond(r, orgIds));
+}
+
+function beyond(r: ExpressionBuilder<Database, 'user_roles'>, orgIds: readonly string[]) {
+  return r.or([
+    r('user_roles.scope_org_id', '=', ''),
+    r('user_roles.role', 'like', 'IAM\\_%'),
+    ...(orgIds.length > 0 ? [r('user_roles.scope_org_id', 'not in', [...orgIds])] : [sql<SqlBool>`true`]),
+  ]);
 }
 
 /** `value` with LIKE's wildcards and escape character escaped (PostgreSQL's default escape is `\`). */
@@ -364,21 +366,69 @@ function likeLiteral(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function textSql(field: UserTextField, match: TextMatch): RawBuilder<boolean> {
-  // Missing values compare as '', so that `not` of a text filter includes users without the value.
-  const column = field === 'login_name' ? sql`(users.user_name || '@' || orgs.primary_domain)` : sql`coalesce(${sql.ref(TEXT_COLUMNS[field])}, '')`;
-  const subject = match.ignoreCase ? sql`lower(${column})` : column;
-  const value = match.ignoreCase ? match.value.toLowerCase() : match.value;
-  if (match.how === 'equals') return sql<boolean>`${subject} = ${value}`;
+/** The LIKE pattern of a text match (`equals` has none). */
+function likePattern(how: TextMatch['how'], value: string): string {
   const literal = likeLiteral(value);
-  const pattern = match.how === 'startsWith' ? `${literal}%` : match.how === 'endsWith' ? `%${literal}` : `%${literal}%`;
-  return sql<boolean>`${subject} like ${pattern}`;
+  return how === 'startsWith' ? `${literal}%` : how === 'endsWith' ? `%${literal}` : `%${literal}%`;
 }
 
-function filterSql(filter: UserFilter): RawBuilder<boolean> {
+/**
+ * `column` (an expression) compared as `match` says, where a missing value counts as ''. Where it may
+ * (`indexed`: a value that '' cannot match, in a place where a null and false answer alike), the
+ * comparison is written on `lower(column)` as the indexes of migration 0018 hold it, a case-sensitive
+ * match adding the exact comparison: the same rows, found by an index.
+ */
+function compareText(column: RawBuilder<unknown>, match: TextMatch, indexed: boolean): RawBuilder<boolean> {
+  const folded = match.value.toLowerCase();
+  if (indexed && match.value !== '') {
+    const lowered = match.how === 'equals' ? sql<boolean>`lower(${column}) = ${folded}` : sql<boolean>`lower(${column}) like ${likePattern(match.how, folded)}`;
+    if (match.ignoreCase) return lowered;
+    const exact = match.how === 'equals' ? sql<boolean>`${column} = ${match.value}` : sql<boolean>`${column} like ${likePattern(match.how, match.value)}`;
+    return sql<boolean>`(${lowered} and ${exact})`;
+  }
+  // Missing values compare as '', so that `not` of a text filter includes users without the value.
+  const subject = match.ignoreCase ? sql`lower(coalesce(${column}, ''))` : sql`coalesce(${column}, '')`;
+  const value = match.ignoreCase ? folded : match.value;
+  if (match.how === 'equals') return sql<boolean>`${subject} = ${value}`;
+  return sql<boolean>`${subject} like ${likePattern(match.how, value)}`;
+}
+
+/**
+ * A login name (`user_name@primary_domain`) compared by its two parts, so that the user name's
+ * indexes find the rows: a user name may hold '@' itself, so each '@' of the value is tried as the
+ * separator. `equals` and `startsWith` become conditions on the user name (with the domain checked
+ * on the organization's row); the other matches compare the joined name.
+ */
+function compareLoginName(match: TextMatch, indexed: boolean): RawBuilder<boolean> {
+  const joined = sql`(users.user_name || '@' || orgs.primary_domain)`;
+  if (!indexed || match.value === '' || (match.how !== 'equals' && match.how !== 'startsWith')) return compareText(joined, match, false);
+  const name = sql`users.user_name`;
+  const domain = sql`orgs.primary_domain`;
+  const part = (column: RawBuilder<unknown>, value: string, how: TextMatch['how']) =>
+    value === '' && how !== 'equals' ? sql<boolean>`true` : compareText(column, { how, value, ignoreCase: match.ignoreCase }, true);
+  const alternatives: RawBuilder<boolean>[] = [];
+  if (match.how === 'startsWith') alternatives.push(part(name, match.value, 'startsWith'));
+  for (let at = match.value.indexOf('@'); at !== -1; at = match.value.indexOf('@', at + 1)) {
+    const [user, rest] = [match.value.slice(0, at), match.value.slice(at + 1)];
+    if (user === '') continue;
+    alternatives.push(sql<boolean>`(${part(name, user, 'equals')} and ${part(domain, rest, match.how)})`);
+  }
+  return alternatives.length === 0 ? sql<boolean>`false` : sql<boolean>`(${sql.join(alternatives, sql` or `)})`;
+}
+
+function textSql(field: UserTextField, match: TextMatch, indexed: boolean): RawBuilder<boolean> {
+  if (field === 'login_name') return compareLoginName(match, indexed);
+  return compareText(sql.ref(TEXT_COLUMNS[field]), match, indexed);
+}
+
+/**
+ * The filter as SQL. `positive`: no `not` above, so that a comparison answering null where the
+ * filter's rule says false (a missing value) selects the same rows.
+ */
+function filterSql(filter: UserFilter, positive = true): RawBuilder<boolean> {
   switch (filter.kind) {
     case 'text':
-      return textSql(filter.field, filter.match);
+      return textSql(filter.field, filter.match, positive);
     case 'state':
       return sql<boolean>`users.state = ${filter.state}`;
     case 'lockedOut':
@@ -387,17 +437,31 @@ function filterSql(filter: UserFilter): RawBuilder<boolean> {
       return sql<boolean>`users.kind = ${filter.type}`;
     case 'ids':
       return filter.ids.length === 0 ? sql<boolean>`false` : sql<boolean>`users.id in (${sql.join(filter.ids)})`;
-    case 'emails':
-      return filter.emails.length === 0 ? sql<boolean>`false` : sql<boolean>`lower(coalesce(users.email, '')) in (${sql.join(filter.emails.map((e) => e.toLowerCase()))})`;
+    case 'emails': {
+      if (filter.emails.length === 0) return sql<boolean>`false`;
+      const folded = filter.emails.map((e) => e.toLowerCase());
+      // as compareText: the index's expression where '' is not asked for and null answers as false
+      if (positive && !folded.includes('')) return sql<boolean>`lower(users.email) in (${sql.join(folded)})`;
+      return sql<boolean>`lower(coalesce(users.email, '')) in (${sql.join(folded)})`;
+    }
     case 'org':
       return sql<boolean>`users.org_id = ${filter.orgId}`;
     case 'and':
     case 'or':
       if (filter.filters.length === 0) return filter.kind === 'and' ? sql<boolean>`true` : sql<boolean>`false`;
-      return sql<boolean>`(${sql.join(filter.filters.map(filterSql), filter.kind === 'and' ? sql` and ` : sql` or `)})`;
+      return sql<boolean>`(${sql.join(
+        filter.filters.map((inner) => filterSql(inner, positive)),
+        filter.kind === 'and' ? sql` and ` : sql` or `,
+      )})`;
     case 'not':
-      return sql<boolean>`not (${filterSql(filter.filter)})`;
+      return sql<boolean>`not (${filterSql(filter.filter, false)})`;
   }
+}
+
+/** `orgIds` as a condition on `users.org_id` (none: no organization). */
+function inOrgs(orgIds: readonly string[]): RawBuilder<boolean> {
+  if (orgIds.length === 1) return sql<boolean>`users.org_id = ${orgIds[0]}`;
+  return orgIds.length === 0 ? sql<boolean>`false` : sql<boolean>`users.org_id in (${sql.join(orgIds)})`;
 }
 
 function scopedUsers(db: DB, scope: UserListScope) {
@@ -405,17 +469,84 @@ function scopedUsers(db: DB, scope: UserListScope) {
     .selectFrom('users')
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .where('users.instance_id', '=', scope.instanceId)
-    .$if(scope.orgIds !== undefined, (qb) => qb.where('users.org_id', 'in', scope.orgIds!.length > 0 ? [...scope.orgIds!] : ['']))
+    .$if(scope.orgIds !== undefined, (qb) => qb.where(inOrgs(scope.orgIds!)))
     .$if(scope.rolesWithin !== undefined, (qb) => qb.where((eb) => eb.not(eb.exists(roleBeyond(eb, scope.rolesWithin!)))))
     .where(filterSql(scope.filter));
 }
 
-/** How many users match, regardless of paging. */
+/** Whether a filter compares login names, which needs the organization's row. */
+function comparesLoginNames(filter: UserFilter): boolean {
+  switch (filter.kind) {
+    case 'text':
+      return filter.field === 'login_name';
+    case 'and':
+    case 'or':
+      return filter.filters.some(comparesLoginNames);
+    case 'not':
+      return comparesLoginNames(filter.filter);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The organizations a filter restricts the list to when it says nothing else (none, or only
+ * organization filters joined by `and`): 'any' for no restriction. Undefined for any other filter.
+ */
+function organizationsOnly(filter: UserFilter): readonly string[] | 'any' | undefined {
+  if (filter.kind === 'org') return [filter.orgId];
+  if (filter.kind !== 'and') return undefined;
+  let orgs: readonly string[] | 'any' = 'any';
+  for (const inner of filter.filters) {
+    const named = organizationsOnly(inner);
+    if (named === undefined) return undefined;
+    if (named !== 'any') orgs = orgs === 'any' ? named : orgs.filter((id) => named.includes(id));
+  }
+  return orgs;
+}
+
+/**
+ * How many users match, regardless of paging: exactly, always. A list without other filters than
+ * organizations is counted from the organizations' user counts (org_user_counts), less the users an
+ * org-scoped caller may not see; any other filter counts the rows it matches, through the same
+ * indexes that find the page.
+ */
 export async function countUsers(db: DB, scope: UserListScope): Promise<number> {
-  const row = await scopedUsers(db, scope)
-    .select((eb) => eb.fn.countAll<string>().as('count'))
+  const named = organizationsOnly(scope.filter);
+  if (named === undefined) {
+    const row = await db
+      .selectFrom('users')
+      .$if(comparesLoginNames(scope.filter), (qb) => qb.innerJoin('orgs', 'orgs.id', 'users.org_id'))
+      .where('users.instance_id', '=', scope.instanceId)
+      .$if(scope.orgIds !== undefined, (qb) => qb.where(inOrgs(scope.orgIds!)))
+      .$if(scope.rolesWithin !== undefined, (qb) => qb.where((eb) => eb.not(eb.exists(roleBeyond(eb, scope.rolesWithin!)))))
+      .where(filterSql(scope.filter))
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+  const orgIds = named === 'any' ? scope.orgIds : scope.orgIds === undefined ? named : named.filter((id) => scope.orgIds!.includes(id));
+  if (orgIds !== undefined && orgIds.length === 0) return 0;
+  const counted = await db
+    .selectFrom('org_user_counts')
+    .where('instance_id', '=', scope.instanceId)
+    .$if(orgIds !== undefined, (qb) => qb.where('org_id', 'in', [...orgIds!]))
+    .select(sql<string>`coalesce(sum(users), 0)`.as('users'))
     .executeTakeFirst();
-  return Number(row?.count ?? 0);
+  let total = Number(counted?.users ?? 0);
+  if (scope.rolesWithin !== undefined) {
+    // the users with a role beyond the caller's organizations, found from the (few) roles
+    const hidden = await db
+      .selectFrom('user_roles')
+      .innerJoin('users', 'users.id', 'user_roles.user_id')
+      .where('users.instance_id', '=', scope.instanceId)
+      .$if(orgIds !== undefined, (qb) => qb.where(inOrgs(orgIds!)))
+      .where((r) => beyond(r, scope.rolesWithin!))
+      .select(sql<string>`count(distinct user_roles.user_id)`.as('count'))
+      .executeTakeFirst();
+    total -= Number(hidden?.count ?? 0);
+  }
+  return total;
 }
 
 /** One page of the users that match, ordered by `sort` (then by id), with their organization's primary domain. */

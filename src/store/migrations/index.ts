@@ -17,6 +17,7 @@ import * as masterKeyCheck from './2026_11_26_0014_master_key_check.ts';
 import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as registrationLimits from './2026_11_26_0016_registration_limits.ts';
 import * as emailIndex from './2026_11_26_0017_email_index.ts';
+import * as userLists from './2026_11_26_0018_user_lists.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0015_code_ids': codeIds,
   '2026_11_26_0016_registration_limits': registrationLimits,
   '2026_11_26_0017_email_index': emailIndex,
+  '2026_11_26_0018_user_lists': userLists,
 };
