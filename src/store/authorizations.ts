@@ -17,19 +17,6 @@ export async function findUserProjectAuthorization(db: DB, userId: string, proje
   return db.selectFrom('authorizations').selectAll().where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
 }
 
-/** A user's authorizations with the primary domain of each one's organization (the role claims' values). */
-export async function listUserAuthorizations(
-  db: DB,
-  userId: string,
-): Promise<Array<{ project_id: string; org_id: string; primary_domain: string; roles: string[] }>> {
-  return db
-    .selectFrom('authorizations')
-    .innerJoin('orgs', 'orgs.id', 'authorizations.org_id')
-    .select(['authorizations.project_id', 'authorizations.org_id', 'orgs.primary_domain', 'authorizations.roles'])
-    .where('authorizations.user_id', '=', userId)
-    .execute();
-}
-
 export async function insertAuthorization(db: DB, row: Insertable<AuthorizationsTable>): Promise<void> {
   await db.insertInto('authorizations').values(row).execute();
 }

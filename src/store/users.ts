@@ -3,6 +3,7 @@
  * the lockout counters), their roles (`user_roles`) and machine users' public keys (`machine_keys`).
  */
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB } from './database.ts';
 import type { Database, UserKind, UserRow, UserState, UsersTable } from './schema.ts';
 
@@ -251,19 +252,47 @@ export async function findMachineIdByName(db: DB, instanceId: string, userName: 
   return row?.id;
 }
 
-/** A user with the primary domain of its organization (for the login name). */
-export async function findUserWithOrgDomain(db: DB, userId: string): Promise<(UserRow & { primary_domain: string }) | undefined> {
+/** The user with its organization's primary domain and its roles, in one statement. */
+export async function findUserWithRoles(db: DB, userId: string) {
   return db
     .selectFrom('users')
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .selectAll('users')
     .select('orgs.primary_domain')
+    .select((eb) => jsonArrayFrom(eb.selectFrom('user_roles').select(['user_roles.role', 'user_roles.scope_org_id']).whereRef('user_roles.user_id', '=', 'users.id')).as('roles'))
     .where('users.id', '=', userId)
     .executeTakeFirst();
 }
 
-export async function listMachineKeys(db: DB, userId: string): Promise<{ id: string; public_key: string; expires_at: Date | null }[]> {
-  return db.selectFrom('machine_keys').select(['id', 'public_key', 'expires_at']).where('user_id', '=', userId).execute();
+/**
+ * A user with everything a token's checks and claims read about it, in one statement: the row, its
+ * organization's primary domain, its roles, a machine's public keys, and its authorizations with
+ * each organization's primary domain. (JSON carries the keys' expiry as text.)
+ */
+export async function findUserWithGrants(db: DB, userId: string) {
+  return db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .selectAll('users')
+    .select('orgs.primary_domain')
+    .select((eb) => [
+      jsonArrayFrom(eb.selectFrom('user_roles').select(['user_roles.role', 'user_roles.scope_org_id']).whereRef('user_roles.user_id', '=', 'users.id')).as('roles'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('machine_keys')
+          .select(['machine_keys.id', 'machine_keys.public_key', sql<string | null>`machine_keys.expires_at`.as('expires_at')])
+          .whereRef('machine_keys.user_id', '=', 'users.id'),
+      ).as('keys'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('authorizations')
+          .innerJoin('orgs as granting', 'granting.id', 'authorizations.org_id')
+          .select(['authorizations.project_id', 'authorizations.org_id', 'granting.primary_domain', 'authorizations.roles'])
+          .whereRef('authorizations.user_id', '=', 'users.id'),
+      ).as('authorizations'),
+    ])
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
 }
 
 /** The user's row, locked for the rest of the transaction; undefined when there is none. */

@@ -11,13 +11,13 @@ import { Code } from '@connectrpc/connect';
 import { accessTo, type UserAccess } from '../../domain/users/permissions.ts';
 import { hasRole, type Principal } from '../../domain/kernel/principal.ts';
 import type { DB } from '../../store/database.ts';
-import type { UserRow } from '../../store/schema.ts';
-import { findUserById, listUserRoles } from '../../store/users.ts';
+import { findUserWithRoles, type UserWithDomain } from '../../store/users.ts';
 import { apiError } from '../errors.ts';
 import { permissionDenied } from '../management/access.ts';
 
 export interface TargetUser {
-  row: UserRow;
+  /** The user's row, with its organization's primary domain. */
+  row: UserWithDomain;
   access: Exclude<UserAccess, 'none'>;
 }
 
@@ -30,12 +30,12 @@ export function userNotFound() {
  * user (a user does not deactivate or delete itself through the management API).
  */
 export async function targetUser(db: DB, instanceId: string, principal: Principal, userId: string, options: { allowSelf: boolean }): Promise<TargetUser> {
-  const row = userId === '' ? undefined : await findUserById(db, userId);
-  if (row === undefined || row.instance_id !== instanceId) {
+  const found = userId === '' ? undefined : await findUserWithRoles(db, userId);
+  if (found === undefined || found.instance_id !== instanceId) {
     if (hasRole(principal, 'IAM_OWNER') || principal.userId === userId) throw userNotFound();
     throw permissionDenied();
   }
-  const roles = await listUserRoles(db, row.id);
+  const { roles, ...row } = found;
   const access = accessTo(principal, { id: row.id, orgId: row.org_id, roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })) });
   if (access === 'none') throw permissionDenied();
   if (access === 'self' && !options.allowSelf) {

@@ -39,12 +39,12 @@ import { changeLifecycle, removeUser, type LifecycleAction } from '../../domain/
 import { afterAccessEnded, passwordChangeBy, type EndedAccess } from '../../domain/users/user-lifecycle.ts';
 import type { DB } from '../../store/database.ts';
 import { findOrg, findOtherOrgWithDomain } from '../../store/orgs.ts';
-import { countUsers, findUserWithOrgDomain, listUsers } from '../../store/users.ts';
+import { countUsers, listUsers } from '../../store/users.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { adminContext, listFilter, requireManager, visibleOrg, type ManagedOrgs } from '../management/access.ts';
 import { changeDetails, listDetails, rowDetails } from '../management/details.ts';
-import { targetUser, userNotFound, type TargetUser } from './target.ts';
+import { targetUser, type TargetUser } from './target.ts';
 import { addHumanInput, emailInput, invalidField, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
@@ -149,9 +149,7 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
     async getUserByID(req, ctx) {
       const principal = requirePrincipal(ctx);
       const target = await targetUser(gh.db, gh.instanceId, principal, req.userId, { allowSelf: true });
-      const row = await findUserWithOrgDomain(gh.db, target.row.id);
-      if (row === undefined) throw userNotFound();
-      return { details: rowDetails(row, row.org_id), user: userMessage(row) };
+      return { details: rowDetails(target.row, target.row.org_id), user: userMessage(target.row) };
     },
 
     async listUsers(req, ctx) {

@@ -4,13 +4,11 @@
  * change watcher (server/jobs.ts) clears these caches when the change mark moves (domain/events.ts),
  * in this process and in every other process on the same database.
  */
-import { findMachineIdByName, findUserWithOrgDomain, listMachineKeys } from '../../store/users.ts';
+import { findMachineIdByName, findUserWithGrants } from '../../store/users.ts';
 import { findApplicationByClientId, listAppKeys } from '../../store/apps.ts';
 import type { DB } from '../../store/database.ts';
 import { findInstance } from '../../store/instances.ts';
 import { findProjectSettings } from '../../store/projects.ts';
-import { listUserAuthorizations } from '../../store/authorizations.ts';
-import { listUserRoles } from '../../store/users.ts';
 import type { Address, OidcAppType, UserKind, UserState } from '../../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
 import type { RoleGrant } from '../kernel/principal.ts';
@@ -236,13 +234,9 @@ async function loadApplication(db: DB, instanceId: string, clientId: string): Pr
 }
 
 async function loadUser(db: DB, userId: string): Promise<User | undefined> {
-  const row = await findUserWithOrgDomain(db, userId);
+  const row = await findUserWithGrants(db, userId);
   if (!row) return undefined;
-  const [roles, keys, authorizations] = await Promise.all([
-    listUserRoles(db, userId),
-    row.kind === 'machine' ? listMachineKeys(db, userId) : Promise.resolve([]),
-    listUserAuthorizations(db, userId),
-  ]);
+  const { roles, keys, authorizations } = row;
   return {
     id: row.id,
     instanceId: row.instance_id,
@@ -270,6 +264,6 @@ async function loadUser(db: DB, userId: string): Promise<User | undefined> {
     changedAt: row.changed_at,
     roles: roles.map((r) => ({ role: r.role, orgId: r.scope_org_id })),
     authorizations: authorizations.map((a) => ({ projectId: a.project_id, orgId: a.org_id, orgDomain: a.primary_domain, roles: a.roles })),
-    keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at })),
+    keys: keys.map((k) => ({ id: k.id, pem: k.public_key, expiresAt: k.expires_at === null ? null : new Date(k.expires_at) })),
   };
 }
