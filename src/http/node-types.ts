@@ -11,12 +11,12 @@ export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 /** What both response types share, with one call signature each (their unions are not callable). */
 interface PlainResponse {
   writeHead(status: number, headers: http.OutgoingHttpHeaders): unknown;
-  end(body: string): unknown;
+  end(body: string | Uint8Array): unknown;
   end(): unknown;
 }
 
 /** Writes a complete response: status, headers and an optional body. */
-export function respond(res: NodeResponse, status: number, headers: http.OutgoingHttpHeaders, body?: string): void {
+export function respond(res: NodeResponse, status: number, headers: http.OutgoingHttpHeaders, body?: string | Uint8Array): void {
   const plain: PlainResponse = res;
   plain.writeHead(status, headers);
   if (body === undefined) plain.end();

@@ -95,13 +95,15 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   const log = deps.log ?? silentLogger;
   const streams: StreamLimits = { ...STREAM_LIMITS, ...deps.streams };
   const trustedProxies: TrustedProxies = deps.trustedProxies ?? new Set();
+  // Resolves the message types of google.protobuf.Any fields, in JSON requests and answers alike.
+  const registry = createRegistry(file_zitadel_message);
   const router = createConnectRouter({
     connect: true,
     grpc: true,
     grpcWeb: true,
     readMaxBytes: deps.maxBodyBytes,
     acceptCompression: [compressionGzip, compressionBrotli],
-    jsonOptions: jsonInputOptions,
+    jsonOptions: { ...jsonInputOptions, registry },
     // Outermost first: errors are normalized after authentication and the implementation ran.
     interceptors: [
       errorInterceptor(log),
@@ -130,7 +132,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
   const rest = createRestTranscoder(router.handlers, {
     maxBodyBytes: deps.maxBodyBytes,
-    registry: createRegistry(file_zitadel_message),
+    registry,
     log,
   });
 

@@ -360,6 +360,16 @@ export interface UserListScope {
 
 export type UserWithDomain = UserRow & { primary_domain: string };
 
+/** The columns a listed user is shown with (GetUserByID's and ListUsers' User message). */
+export const LISTED_USER_COLUMNS = [
+  'id', 'org_id', 'kind', 'user_name', 'state', 'locked_until', 'email', 'email_verified', 'phone', 'phone_verified',
+  'given_name', 'family_name', 'nickname', 'display_name', 'preferred_language', 'gender', 'secret_hash', 'access_token_type',
+  'description', 'created_at', 'changed_at',
+] as const satisfies readonly (keyof UserRow)[];
+
+/** A user as lists show it: no password hash, address or counters to read and parse per row. */
+export type ListedUser = Pick<UserRow, (typeof LISTED_USER_COLUMNS)[number]> & { primary_domain: string };
+
 const TEXT_COLUMNS: Record<Exclude<UserTextField, 'login_name'>, string> = {
   user_name: 'users.user_name',
   given_name: 'users.given_name',
@@ -583,10 +593,10 @@ export async function listUsers(
   db: DB,
   scope: UserListScope,
   page: { sort: UserSortColumn; asc: boolean; offset: number; limit: number },
-): Promise<UserWithDomain[]> {
+): Promise<ListedUser[]> {
   const direction = page.asc ? 'asc' : 'desc';
   return scopedUsers(db, scope)
-    .selectAll('users')
+    .select(LISTED_USER_COLUMNS.map((column) => `users.${column}` as const))
     .select('orgs.primary_domain')
     .orderBy(`users.${page.sort}`, direction)
     .orderBy('users.id', direction)

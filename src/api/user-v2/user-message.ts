@@ -9,7 +9,7 @@ import { Gender, AccessTokenType, UserState, type UserSchema } from '../../../ge
 import type { Gender as StoredGender } from '../../domain/users/user-rules.ts';
 import { effectiveState } from '../../domain/users/user-states.ts';
 import type { UserState as StoredState } from '../../store/schema.ts';
-import type { UserWithDomain } from '../../store/users.ts';
+import type { ListedUser } from '../../store/users.ts';
 import { rowDetails } from '../management/details.ts';
 
 const STATES: Record<StoredState, UserState> = {
@@ -33,7 +33,7 @@ function present<T>(key: string, value: T | null | undefined): Record<string, T>
   return value === null || value === undefined ? {} : { [key]: value };
 }
 
-export function userMessage(row: UserWithDomain, now = new Date()): MessageInitShape<typeof UserSchema> {
+export function userMessage(row: ListedUser, now = new Date()): MessageInitShape<typeof UserSchema> {
   const loginName = `${row.user_name}@${row.primary_domain}`;
   const state = STATES[effectiveState(row, now)];
   const common = { userId: row.id, state, username: row.user_name, loginNames: [loginName], preferredLoginName: loginName };

@@ -1,7 +1,9 @@
 /**
- * Calls a router handler in-process as a Connect unary call with a binary body: the request keeps
+ * Calls a router handler in-process as a Connect unary call with a JSON body: the request keeps
  * the caller's headers (Authorization above all) and abort signal, so interceptors see a REST call
- * as they see any other. A non-200 answer is the Connect error JSON, read back into a ConnectError.
+ * as they see any other. A 200 answer is the response message in proto3 JSON, written once by the
+ * handler's own serializer and passed on as is; a non-200 answer is the Connect error JSON, read
+ * back into a ConnectError.
  */
 import { Code, ConnectError, type ContextValues } from '@connectrpc/connect';
 import { createAsyncIterable, readAllBytes, type UniversalHandler, type UniversalServerRequest } from '@connectrpc/connect/protocol';
@@ -18,13 +20,15 @@ const DROPPED_REQUEST_HEADERS = [
 // Headers of an error answer that REST passes on; the others are Connect's own.
 const FORWARDED_ERROR_HEADERS = ['www-authenticate', 'retry-after'];
 
+const encoder = new TextEncoder();
+
 export type InvokeResult = { error: undefined; bytes: Uint8Array } | { error: ConnectError; headers: Record<string, string> };
 
 export async function invokeUnary(
   handler: UniversalHandler,
   req: NodeRequest,
   res: NodeResponse,
-  input: Uint8Array,
+  input: string,
   contextValues: ContextValues,
 ): Promise<InvokeResult> {
   let origin: UniversalServerRequest;
@@ -36,13 +40,13 @@ export async function invokeUnary(
   }
   const header = new Headers(origin.header);
   for (const name of DROPPED_REQUEST_HEADERS) header.delete(name);
-  header.set('content-type', 'application/proto');
+  header.set('content-type', 'application/json');
   const response = await handler({
     ...origin,
     method: 'POST',
     url: new URL(handler.requestPath, origin.url).toString(),
     header,
-    body: createAsyncIterable([input]),
+    body: createAsyncIterable([encoder.encode(input)]),
   });
   const bytes = response.body === undefined ? new Uint8Array(0) : await readAllBytes(response.body, Number.MAX_SAFE_INTEGER);
   if (response.status === 200) return { error: undefined, bytes };

@@ -1,14 +1,15 @@
 /**
  * The REST transcoder: a protocol adapter beside Connect, gRPC and gRPC-web. A REST call is matched
  * against the routes from the `google.api.http` options, turned into a request message, and handed
- * to the router's own handler of the method as a Connect unary call (binary), so that interceptors
+ * to the router's own handler of the method as a Connect unary call (JSON), so that interceptors
  * (authentication, error normalization) run exactly as for the other protocols. The answer is the
- * response message in proto3 JSON, or the grpc-gateway error body with the grpc-gateway status.
+ * handler's response message in proto3 JSON, passed on as the handler wrote it, or the grpc-gateway
+ * error body with the grpc-gateway status.
  *
  * JSON output matches ZITADEL's gateway (protojson defaults): lowerCamelCase names, enums by name,
  * 64-bit integers as strings, fields with default values omitted.
  */
-import { fromBinary, fromJsonString, toBinary, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { fromJsonString, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
 import type { UniversalHandler } from '@connectrpc/connect/protocol';
@@ -55,13 +56,12 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
     }
     const message = buildRequestMessage(route, { body, query, variables });
     const contextValues = options.contextValues?.() ?? createContextValues();
-    const result = await invokeUnary(route.handler, req, res, toBinary(route.method.input, message), contextValues);
+    const result = await invokeUnary(route.handler, req, res, toJsonString(route.method.input, message, { registry: options.registry }), contextValues);
     if (result.error !== undefined) {
       sendError(req, res, result.error, undefined, result.headers);
       return;
     }
-    const json = toJsonString(route.method.output, fromBinary(route.method.output, result.bytes), { registry: options.registry });
-    send(req, res, 200, json, {});
+    send(req, res, 200, result.bytes, {});
   }
 
   function parseJsonBody(req: NodeRequest, bytes: Uint8Array): JsonValue {
@@ -155,7 +155,7 @@ function restError(code: Code, id: string, message: string, status: number, head
   return new RestInputError(apiError(code, id, message), status, headers);
 }
 
-function send(req: NodeRequest, res: NodeResponse, status: number, body: string, headers: Record<string, string>): void {
+function send(req: NodeRequest, res: NodeResponse, status: number, body: string | Uint8Array, headers: Record<string, string>): void {
   if (res.headersSent) {
     abortResponse(res);
     return;
@@ -164,7 +164,7 @@ function send(req: NodeRequest, res: NodeResponse, status: number, body: string,
   const responseHeaders = {
     'content-type': contentTypeJson,
     'cache-control': 'no-store',
-    ...(head ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+    ...(head ? {} : { 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength) }),
     ...headers,
   };
   respond(res, status, responseHeaders, head ? undefined : body);
