@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type RawBuilder } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -118,6 +118,16 @@ export function preparedAs(name: string): RawBuilder<unknown> {
 export function preparedText(name: string, text: string): string {
   if (!/^[a-z_]+$/.test(name)) throw new Error(`not a statement name: ${name}`);
   return `${PREPARED_MARK}${name} */ ${text}`;
+}
+
+/**
+ * Runs a query kysely built as the prepared statement `name`: for hot reads whose text is the same at
+ * every call (only their parameters vary), such as a row by its id.
+ */
+export async function selectPrepared<O>(db: DB, name: string, query: Compilable<O>): Promise<O[]> {
+  const compiled = query.compile();
+  const { rows } = await db.executeQuery<O>(CompiledQuery.raw(preparedText(name, compiled.sql), [...compiled.parameters]));
+  return rows;
 }
 
 /** Makes `client` run the statements marked by preparedAs() or preparedText() under their names. */

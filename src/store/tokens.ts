@@ -5,7 +5,7 @@
  * every server process drops them from its caches as soon as the change commits (store/change-listener.ts).
  */
 import { sql, type Insertable } from 'kysely';
-import { preparedAs, type DB } from './database.ts';
+import { preparedAs, selectPrepared, type DB } from './database.ts';
 import type { TokenRow, TokensTable } from './schema.ts';
 
 export type NewToken = Insertable<TokensTable>;
@@ -113,7 +113,7 @@ function textArray(values: readonly string[]): string {
  * machine tokens -10% against two statements, because the larger statement costs more to plan).
  */
 export async function findAccessToken(db: DB, tokenHash: string): Promise<(TokenRow & { family_revoked: boolean }) | undefined> {
-  return db
+  const query = db
     .selectFrom('tokens')
     .selectAll('tokens')
     .select(
@@ -122,8 +122,9 @@ export async function findAccessToken(db: DB, tokenHash: string): Promise<(Token
       ),
     )
     .where('token_hash', '=', tokenHash)
-    .where('kind', '=', 'access')
-    .executeTakeFirst();
+    .where('kind', '=', 'access');
+  const [row] = await selectPrepared(db, 'find_access_token', query);
+  return row;
 }
 
 /** A stored token of either kind by hash (the revocation endpoint finds tokens by their shape). */

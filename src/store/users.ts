@@ -4,7 +4,7 @@
  */
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import type { DB } from './database.ts';
+import { selectPrepared, type DB } from './database.ts';
 import type { Database, UserKind, UserRow, UserState, UsersTable } from './schema.ts';
 
 /** The user with this id, whatever its instance. */
@@ -254,14 +254,15 @@ export async function findMachineIdByName(db: DB, instanceId: string, userName: 
 
 /** The user with its organization's primary domain and its roles, in one statement. */
 export async function findUserWithRoles(db: DB, userId: string) {
-  return db
+  const query = db
     .selectFrom('users')
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .selectAll('users')
     .select('orgs.primary_domain')
     .select((eb) => jsonArrayFrom(eb.selectFrom('user_roles').select(['user_roles.role', 'user_roles.scope_org_id']).whereRef('user_roles.user_id', '=', 'users.id')).as('roles'))
-    .where('users.id', '=', userId)
-    .executeTakeFirst();
+    .where('users.id', '=', userId);
+  const [row] = await selectPrepared(db, 'find_user_with_roles', query);
+  return row;
 }
 
 /**
@@ -270,7 +271,7 @@ export async function findUserWithRoles(db: DB, userId: string) {
  * each organization's primary domain. (JSON carries the keys' expiry as text.)
  */
 export async function findUserWithGrants(db: DB, userId: string) {
-  return db
+  const query = db
     .selectFrom('users')
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .selectAll('users')
@@ -291,8 +292,9 @@ export async function findUserWithGrants(db: DB, userId: string) {
           .whereRef('authorizations.user_id', '=', 'users.id'),
       ).as('authorizations'),
     ])
-    .where('users.id', '=', userId)
-    .executeTakeFirst();
+    .where('users.id', '=', userId);
+  const [row] = await selectPrepared(db, 'find_user_with_grants', query);
+  return row;
 }
 
 /** The user's row, locked for the rest of the transaction; undefined when there is none. */
