@@ -5,6 +5,7 @@
 import { sql, type Expression, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import type { DB } from './database.ts';
 import { textCondition, type Page, type TextFilter } from './list-query.ts';
+import { usersWithLoginName } from './users.ts';
 import type { AuthorizationsTable } from './schema.ts';
 
 export type AuthorizationRow = Selectable<AuthorizationsTable>;
@@ -73,7 +74,12 @@ export async function listAuthorizations(
           case 'org': all.push(eb('a.org_id', '=', filter.orgId)); break;
           case 'user': all.push(eb('a.user_id', '=', filter.userId)); break;
           case 'userOrg': all.push(eb('u.org_id', '=', filter.orgId)); break;
-          case 'loginName': all.push(textCondition(sql`u.user_name || '@' || uo.primary_domain`, filter.text)); break;
+          case 'loginName': {
+            // found through the user name's indexes (store/users.ts), not by joining every name
+            const match = { how: filter.text.match, value: filter.text.value, ignoreCase: filter.text.ignoreCase };
+            all.push(eb('a.user_id', 'in', usersWithLoginName(db, query.instanceId, match)));
+            break;
+          }
           case 'displayName': all.push(textCondition(sql`coalesce(u.display_name, '')`, filter.text)); break;
           case 'project': all.push(eb('a.project_id', '=', filter.projectId)); break;
           case 'projectName': all.push(textCondition('p.name', filter.text)); break;
@@ -94,7 +100,33 @@ export async function listAuthorizations(
       .offset(query.page.offset)
       .limit(query.page.limit)
       .execute(),
-    base.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+    countAuthorizations(db, query, async () => Number((await base.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow()).total)),
   ]);
-  return { rows, total: Number(count.total) };
+  return { rows, total: count };
+}
+
+/**
+ * How many authorizations match, exactly: from the organizations' counts (org_authorization_counts)
+ * when the filters name nothing but organizations, else by counting the matching rows through the
+ * indexes that find the page. Every authorization has its user and project (foreign keys), so the
+ * list's joins drop none.
+ */
+async function countAuthorizations(
+  db: DB,
+  query: { instanceId: string; within: readonly string[] | undefined; filters: readonly AuthorizationFilter[] },
+  countRows: () => Promise<number>,
+): Promise<number> {
+  if (!query.filters.every((filter) => filter.kind === 'org')) return countRows();
+  let orgs: readonly string[] | undefined = query.within;
+  for (const filter of query.filters) {
+    if (filter.kind === 'org') orgs = orgs === undefined ? [filter.orgId] : orgs.filter((id) => id === filter.orgId);
+  }
+  if (orgs !== undefined && orgs.length === 0) return 0;
+  const row = await db
+    .selectFrom('org_authorization_counts')
+    .where('instance_id', '=', query.instanceId)
+    .$if(orgs !== undefined, (qb) => qb.where('org_id', 'in', [...orgs!]))
+    .select(sql<string>`coalesce(sum(authorizations), 0)`.as('total'))
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }

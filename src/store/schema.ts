@@ -82,6 +82,13 @@ export interface OrgUserCountsTable {
   users: ColumnType<string, never, never>;
 }
 
+/** How many authorizations an organization has: kept by triggers on `authorizations` (2026_11_26_0019), read by the lists. */
+export interface OrgAuthorizationCountsTable {
+  org_id: ColumnType<string, never, never>;
+  instance_id: ColumnType<string, never, never>;
+  authorizations: ColumnType<string, never, never>;
+}
+
 export interface UserRolesTable {
   user_id: string;
   role: string;
@@ -413,6 +420,7 @@ export interface Database {
   orgs: OrgsTable;
   users: UsersTable;
   org_user_counts: OrgUserCountsTable;
+  org_authorization_counts: OrgAuthorizationCountsTable;
   user_roles: UserRolesTable;
   machine_keys: MachineKeysTable;
   projects: ProjectsTable;

@@ -457,6 +457,19 @@ function compareLoginName(match: TextMatch, indexed: boolean): RawBuilder<boolea
   return alternatives.length === 0 ? sql<boolean>`false` : sql<boolean>`(${sql.join(alternatives, sql` or `)})`;
 }
 
+/**
+ * The ids of the instance's users whose login name matches, as a subquery found through the user
+ * name's indexes for `equals` and `startsWith` (the authorization list's login name filter).
+ */
+export function usersWithLoginName(db: DB, instanceId: string, match: TextMatch) {
+  return db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .select('users.id')
+    .where('users.instance_id', '=', instanceId)
+    .where(compareLoginName(match, true));
+}
+
 function textSql(field: UserTextField, match: TextMatch, indexed: boolean): RawBuilder<boolean> {
   if (field === 'login_name') return compareLoginName(match, indexed);
   return compareText(sql.ref(TEXT_COLUMNS[field]), match, indexed);

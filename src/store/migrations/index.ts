@@ -18,6 +18,7 @@ import * as codeIds from './2026_11_26_0015_code_ids.ts';
 import * as registrationLimits from './2026_11_26_0016_registration_limits.ts';
 import * as emailIndex from './2026_11_26_0017_email_index.ts';
 import * as userLists from './2026_11_26_0018_user_lists.ts';
+import * as authorizationLists from './2026_11_26_0019_authorization_lists.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0016_registration_limits': registrationLimits,
   '2026_11_26_0017_email_index': emailIndex,
   '2026_11_26_0018_user_lists': userLists,
+  '2026_11_26_0019_authorization_lists': authorizationLists,
 };
