@@ -5,9 +5,10 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { ConfigError, displayedDatabaseUrl, loadConfig, unknownVariables, type Config } from './config/index.ts';
 import type { MasterKey } from './domain/kernel/crypto.ts';
 import type { Running } from './server/start.ts';
+import { connectionProblem } from './store/connection-problem.ts';
 import type { DB } from './store/database.ts';
 
 // Each command loads what it uses when it runs (`import()` below): `help` or a usage error answers
@@ -122,6 +123,9 @@ async function start(config: Config, args: string[]): Promise<void> {
 
 async function run(argv: string[]): Promise<void> {
   const config = loadConfig();
+  for (const { name, closest } of unknownVariables(process.env)) {
+    process.stderr.write(`gatehouse: ${name} is not a variable Gatehouse reads${closest ? `; did you mean ${closest}?` : ''} (ignored)\n`);
+  }
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
@@ -197,6 +201,13 @@ async function run(argv: string[]): Promise<void> {
 run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError || (error instanceof Error && error.name === 'BootstrapError')) {
     process.stderr.write(`gatehouse: ${error.message}\n`);
+    process.exit(2);
+  }
+  const databaseUrl = process.env['DATABASE_URL'];
+  const problem = databaseUrl ? connectionProblem(error) : undefined;
+  if (databaseUrl && problem) {
+    // one line an operator acts on, instead of the driver's words (docs/operations.md#database)
+    process.stderr.write(`gatehouse: DATABASE_URL ${displayedDatabaseUrl(databaseUrl)}: ${problem}\n`);
     process.exit(2);
   }
   process.stderr.write(`gatehouse: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -148,6 +148,81 @@ function proxies(env: Env): TrustedProxies {
   }
 }
 
+/** `DATABASE_URL` as it may be shown: the password masked. */
+export function displayedDatabaseUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password !== '') url.password = '***';
+    return url.toString();
+  } catch {
+    return raw.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+/** DATABASE_URL: a postgres:// or postgresql:// URL, or none (the embedded database). */
+function databaseUrl(env: Env): string | undefined {
+  const raw = text(env, 'DATABASE_URL');
+  if (raw === undefined) return undefined;
+  const shown = displayedDatabaseUrl(raw);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`DATABASE_URL ${shown}: not a URL (expected postgres://USER:PASSWORD@HOST:5432/DATABASE, or no DATABASE_URL for the embedded database)`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL ${shown}: unsupported scheme "${url.protocol.slice(0, -1)}" (Gatehouse stores its data in PostgreSQL: postgres://USER:PASSWORD@HOST:5432/DATABASE)`);
+  }
+  if (url.hostname === '' && !url.searchParams.has('host')) throw new ConfigError(`DATABASE_URL ${shown}: names no host`);
+  return raw;
+}
+
+/** Every variable Gatehouse reads; any other `GATEHOUSE_` variable is most likely a typo. */
+export const KNOWN_VARIABLES = [
+  'DATABASE_URL', 'GATEHOUSE_PORT', 'GATEHOUSE_HOST', 'GATEHOUSE_EXTERNAL_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_MASTER_KEY',
+  'GATEHOUSE_SERVICE_NAME', 'GATEHOUSE_BOOTSTRAP', 'GATEHOUSE_SMTP_URL', 'GATEHOUSE_SMTP_FROM', 'GATEHOUSE_TLS_CERT', 'GATEHOUSE_TLS_KEY',
+  'GATEHOUSE_SIGNING_ALG', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_KEYS_RATE_LIMIT', 'GATEHOUSE_ISSUER_NAME', 'GATEHOUSE_AUTH_CODE_SECONDS',
+  'GATEHOUSE_ACCESS_TOKEN_SECONDS', 'GATEHOUSE_ID_TOKEN_SECONDS', 'GATEHOUSE_REFRESH_IDLE_SECONDS', 'GATEHOUSE_REFRESH_ABSOLUTE_SECONDS',
+  'GATEHOUSE_KEY_ROTATION_HOURS', 'GATEHOUSE_MAX_BODY_BYTES', 'GATEHOUSE_CHANGE_POLL_MS', 'GATEHOUSE_STATEMENT_TIMEOUT_MS',
+  'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 'GATEHOUSE_REGISTRATIONS_PER_HOUR', 'GATEHOUSE_METRICS_TOKEN', 'GATEHOUSE_TRUSTED_PROXIES',
+  'GATEHOUSE_GRPC_REFLECTION', 'GATEHOUSE_WEBAUTHN_RP_ID',
+  // read by the test suite, not the server (docs/testing.md)
+  'GATEHOUSE_TEST_VM_MODULES', 'GATEHOUSE_SCREENSHOTS',
+] as const;
+
+/** Edit distance (insertions, deletions, substitutions, and swaps of neighbours). */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The `GATEHOUSE_` variables of `env` that Gatehouse does not read, each with the known name closest
+ * to it when one is close (a typo such as GATEHOUSE_PROT), to be reported at start.
+ */
+export function unknownVariables(env: Env): Array<{ name: string; closest: string | undefined }> {
+  const known: readonly string[] = KNOWN_VARIABLES;
+  return Object.keys(env)
+    .filter((name) => name.startsWith('GATEHOUSE_') && !known.includes(name))
+    .sort()
+    .map((name) => {
+      let closest: string | undefined;
+      let best = Math.max(2, Math.floor(name.length / 4)) + 1;
+      for (const candidate of known) {
+        const d = distance(name, candidate);
+        if (d < best) [closest, best] = [candidate, d];
+      }
+      return { name, closest };
+    });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'GATEHOUSE_PORT', 8080);
   if (port > 65535) throw new ConfigError(`GATEHOUSE_PORT must be a port number, got ${port}`);
@@ -177,7 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: text(env, 'GATEHOUSE_HOST') ?? '0.0.0.0',
     externalUrl,
-    databaseUrl: text(env, 'DATABASE_URL'),
+    databaseUrl: databaseUrl(env),
     dataDir: path.resolve(text(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
     masterKey: text(env, 'GATEHOUSE_MASTER_KEY'),
     serviceName,

@@ -29,6 +29,11 @@ export class OAuthError extends Error {
   body(): Record<string, string> {
     return { error: this.error, error_description: publicText(this.description) };
   }
+
+  /** What an operator should see of this refusal at `info` (a client that failed to authenticate); undefined: debug only. */
+  notable(): Record<string, unknown> | undefined {
+    return undefined;
+  }
 }
 
 /**
@@ -106,10 +111,12 @@ export function toOAuthError(error: unknown): OAuthError {
 
 /**
  * Logs an answer as what it is, for both renderers: a full hashing queue is load (one warning, no
- * stack), a 5xx a fault (with its cause), anything else the client's doing (debug).
+ * stack), a 5xx a fault (with its cause), a refused client authentication something an operator
+ * looks for (info, with the client id and the cause), anything else the client's doing (debug).
  */
 export function logAnswer(log: Logger, oauth: OAuthError, error: unknown, where: Record<string, unknown>, what: string): void {
   if (oauth instanceof Saturated) log.warn(where, `${what} refused: password hashing is saturated`);
   else if (oauth.status >= 500) log.error({ err: error, ...where }, `${what} failed`);
+  else if (oauth.notable() !== undefined) log.info({ error: oauth.error, ...oauth.notable(), cause: oauth.detail ?? oauth.description, ...where }, `${what} refused`);
   else log.debug({ error: oauth.error, detail: oauth.detail ?? oauth.description, ...where }, `${what} refused`);
 }

@@ -34,6 +34,7 @@ export interface Messages extends PageTexts {
   otpIntro: string;
   otpCode: string;
   invalidOtp: string;
+  otpJustUsed: string;
   // passkeys (docs/passkeys.md)
   passkeySignIn: string;
   passkeyTitle: string;
@@ -131,6 +132,7 @@ const en: Messages = {
   otpIntro: 'Open your authenticator app and enter the 6-digit code it shows for this account.',
   otpCode: 'One-time code',
   invalidOtp: 'The code is incorrect or has expired.',
+  otpJustUsed: 'This code was just used. Wait for the next code.',
   passkeySignIn: 'Sign in with a passkey',
   passkeyTitle: 'Use your passkey',
   passkeyIntro: 'Sign in with the passkey saved on this device or on your security key.',
@@ -225,6 +227,7 @@ const de: Messages = {
   otpIntro: 'Öffnen Sie Ihre Authenticator-App und geben Sie den 6-stelligen Code ein, den sie für dieses Konto anzeigt.',
   otpCode: 'Einmalcode',
   invalidOtp: 'Der Code ist falsch oder abgelaufen.',
+  otpJustUsed: 'Dieser Code wurde gerade verwendet. Warten Sie auf den nächsten Code.',
   passkeySignIn: 'Mit Passkey anmelden',
   passkeyTitle: 'Passkey verwenden',
   passkeyIntro: 'Melden Sie sich mit dem Passkey auf diesem Gerät oder auf Ihrem Sicherheitsschlüssel an.',

@@ -18,10 +18,21 @@ export class InvalidClient extends OAuthError {
    * for an attempt that guesses nothing (an empty secret for a client that has none).
    */
   readonly guess: boolean;
-  constructor(detail: string, basic = false, guess = true) {
-    super('invalid_client', 401, 'client authentication failed', detail);
+  /** The client id presented, for the operator's log. */
+  readonly clientId: string | undefined;
+  /**
+   * `description`: what the client is told; the generic words unless the client exists and used a
+   * method it is not registered for (docs/decisions.md#client-authentication).
+   */
+  constructor(detail: string, basic = false, guess = true, more: { clientId?: string; description?: string } = {}) {
+    super('invalid_client', 401, more.description ?? 'client authentication failed', detail);
     this.basic = basic;
     this.guess = guess;
+    this.clientId = more.clientId;
+  }
+
+  override notable(): Record<string, unknown> {
+    return { clientId: this.clientId };
   }
 }
 

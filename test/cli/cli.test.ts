@@ -134,6 +134,83 @@ describe('commands on the test database', () => {
   });
 });
 
+/**
+ * What an operator gets wrong in the first hour: a typo in a variable's name, a DATABASE_URL of
+ * another database or none at all, a host that does not exist or does not listen. Each gets one line
+ * that names the variable and the cause (the password masked), and a wrong DATABASE_URL exit code 2.
+ */
+describe('mistakes in the environment', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-env-'));
+    database = await createTestDatabase();
+    if (database.url === undefined) restoreSnapshot(dir);
+    env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_MASTER_KEY: MASTER_KEY, DATABASE_URL: database.url ?? '' };
+  });
+  afterAll(async () => {
+    await database.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names a variable Gatehouse does not read, with the one it probably meant, and carries on', () => {
+    const result = cli(['migrate'], { ...env, GATEHOUSE_PROT: '9999', GATEHOUSE_EXTERNALURL: 'http://x.test', GATEHOUSE_XYZZY_FROBNICATE: '1' });
+    expect(result.status).toBe(0);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      'gatehouse: GATEHOUSE_EXTERNALURL is not a variable Gatehouse reads; did you mean GATEHOUSE_EXTERNAL_URL? (ignored)',
+      'gatehouse: GATEHOUSE_PROT is not a variable Gatehouse reads; did you mean GATEHOUSE_PORT? (ignored)',
+      'gatehouse: GATEHOUSE_XYZZY_FROBNICATE is not a variable Gatehouse reads (ignored)',
+    ]);
+    expect(cli(['migrate'], env).stderr).toBe('');
+  });
+
+  it.each([
+    ['another database', 'mysql://root:hunter2@127.0.0.1:3306/app', 'DATABASE_URL mysql://root:***@127.0.0.1:3306/app: unsupported scheme "mysql"'],
+    ['no URL at all', 'foo', 'DATABASE_URL foo: not a URL'],
+    ['a URL without a host', 'postgres:///gatehouse', 'DATABASE_URL postgres:///gatehouse: names no host'],
+    ['a host that does not exist', 'postgres://gh:hunter2@no-such-host.invalid:5432/gatehouse', 'DATABASE_URL postgres://gh:***@no-such-host.invalid:5432/gatehouse: host not found'],
+    ['a port nothing listens on', 'postgres://gh:hunter2@127.0.0.1:1/gatehouse', 'DATABASE_URL postgres://gh:***@127.0.0.1:1/gatehouse: connection refused'],
+  ])('refuses %s in one line with exit code 2', (_name, url, line) => {
+    for (const command of [['migrate'], ['start']]) {
+      const result = cli(command, { ...env, DATABASE_URL: url });
+      expect({ command, status: result.status }).toEqual({ command, status: 2 });
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toContain(`gatehouse: ${line}`);
+      expect(result.stderr + result.stdout).not.toContain('hunter2');
+    }
+  });
+
+  it('says a server that is not PostgreSQL is not', async () => {
+    // a server that greets like another database and closes
+    const impostor = net.createServer((socket) => socket.end(Buffer.from('J\0\0\0\n8.0.36\0garbage-greeting', 'latin1')));
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    const port = (impostor.address() as net.AddressInfo).port;
+    try {
+      const result = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [MAIN, 'migrate'], { env: { ...process.env, ...env, DATABASE_URL: `postgres://gh:hunter2@127.0.0.1:${port}/gatehouse` } });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.once('exit', (status) => resolve({ status, stderr }));
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`^gatehouse: DATABASE_URL postgres://gh:\\*\\*\\*@127\\.0\\.0\\.1:${port}/gatehouse: (the server there is not PostgreSQL|the server closed the connection)\n$`));
+    } finally {
+      impostor.close();
+    }
+  });
+
+  const onPostgres = process.env['TEST_DATABASE_URL'] ? it : it.skip;
+  onPostgres('says a database that does not exist does not', () => {
+    const url = new URL(process.env['TEST_DATABASE_URL']!);
+    url.pathname = '/gatehouse_no_such_database';
+    const result = cli(['migrate'], { ...env, DATABASE_URL: url.toString() });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`: no such database`);
+  });
+});
+
 describe('gatehouse start', () => {
   it('creates first-run defaults once, prints them, and stops cleanly on SIGTERM with a request in flight', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));

@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { KNOWN_VARIABLES } from '../../src/config/index.ts';
 import { parseBootstrap } from '../../src/bootstrap/schema.ts';
 import { EVENT_AGGREGATES } from '../../src/domain/kernel/event-types.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
@@ -275,6 +276,11 @@ describe('docs/configuration.md', () => {
     const inCode = variablesRead();
     expect(inCode.size).toBeGreaterThan(25); // the patterns above still find the reads
     expect([...variablesListed()].sort()).toEqual([...inCode].sort());
+  });
+
+  it('the start reports none of them as unknown', () => {
+    const known = new Set<string>(KNOWN_VARIABLES);
+    expect([...variablesRead()].filter((name) => !known.has(name))).toEqual([]);
   });
 });
 

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../src/server/request-context.ts';
+import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import { applyBootstrapFile } from '../../src/bootstrap/apply.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
@@ -42,7 +43,8 @@ export async function createTestDatabase(): Promise<{ url: string | undefined; d
   };
 }
 
-export async function startTestServer(bootstrap: unknown, env: Record<string, string> = {}): Promise<TestServer> {
+/** `log`: where the server logs (a test that reads the log); silent unless TEST_LOG_LEVEL says otherwise. */
+export async function startTestServer(bootstrap: unknown, env: Record<string, string> = {}, options: { log?: Logger } = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
   // A suite that brings its own DATABASE_URL (through a proxy, say) needs no database of ours.
   const database = 'DATABASE_URL' in env ? { url: undefined, drop: async () => {} } : await createTestDatabase();
@@ -62,7 +64,7 @@ export async function startTestServer(bootstrap: unknown, env: Record<string, st
   });
   const running = await startServer({
     config,
-    log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
+    log: options.log ?? createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
     prepare: async (db) => {
       await applyBootstrapFile(db, file);
       // The first signing key, from the run's pool instead of made at start (keys.test.ts covers that).

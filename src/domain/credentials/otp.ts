@@ -86,21 +86,34 @@ export function otpStep(now: Date): number {
   return Math.floor(now.getTime() / 1000 / OTP_PERIOD_SECONDS);
 }
 
+/** The step a code matched within the window; `replayed` when its only matches are steps already used. */
+type CodeMatch = { step: number } | 'replayed' | undefined;
+
 /**
- * The step `code` was generated for, within the window around `now` and after `lastStep`; undefined
- * when it matches none of them (wrong, expired or already used).
+ * The step `code` was generated for, within the window around `now` and after `lastStep`; `replayed`
+ * when it matches a step at or before `lastStep` only (a right code, already used); undefined when it
+ * matches none (wrong or expired).
  */
-function matchingStep(base32: string, code: string, now: Date, lastStep: number | null): number | undefined {
+function matchCode(base32: string, code: string, now: Date, lastStep: number | null): CodeMatch {
   if (!CODE.test(code)) return undefined;
   const secret = Secret.fromBase32(base32);
   const current = otpStep(now);
   let found: number | undefined;
+  let used = false;
   for (let step = current - OTP_WINDOW; step <= current + OTP_WINDOW; step++) {
     const expected = HOTP.generate({ secret, algorithm: 'SHA1', digits: OTP_DIGITS, counter: step });
     // Every candidate is compared (no early exit), in constant time.
-    if (safeEqual(expected, code) && found === undefined && (lastStep === null || step > lastStep)) found = step;
+    const equal = safeEqual(expected, code);
+    if (equal && found === undefined && (lastStep === null || step > lastStep)) found = step;
+    if (equal && lastStep !== null && step <= lastStep) used = true;
   }
-  return found;
+  if (found !== undefined) return { step: found };
+  return used ? 'replayed' : undefined;
+}
+
+function matchingStep(base32: string, code: string, now: Date, lastStep: number | null): number | undefined {
+  const match = matchCode(base32, code, now, lastStep);
+  return typeof match === 'object' ? match.step : undefined;
 }
 
 function lastStepOf(value: string | number | null): number | null {
@@ -200,7 +213,12 @@ export async function hasReadyOtp(db: DB, userId: string): Promise<boolean> {
   return hasReadyOtpFactor(db, userId);
 }
 
-export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date } | { kind: 'refused'; refusal: R };
+/**
+ * `replayed`: the code was right but its time step was already used (a second sign-in within the
+ * same 30 seconds); it is refused and counted like a wrong code, and the user may be told to wait
+ * for the next code.
+ */
+export type OtpCodeCheck<R> = { kind: 'valid' } | { kind: 'locked'; until: Date } | { kind: 'refused'; refusal: R; replayed: boolean };
 
 /**
  * Checks a one-time password at sign-in against the user's ready factor and, when it is valid,
@@ -220,9 +238,9 @@ export async function checkOtpCode<R>(
     const lockedUntil = await currentLockUnderRowLock(trx, userId, now);
     if (lockedUntil) return { kind: 'locked', until: lockedUntil };
     const factor = await findReadyOtpFactorForUpdate(trx, userId);
-    const step = factor ? matchingStep(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
-    if (step === undefined) return { kind: 'refused', refusal: await refuse(trx) };
-    await recordOtpStep(trx, userId, step, now);
+    const match = factor ? matchCode(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step)) : undefined;
+    if (typeof match !== 'object') return { kind: 'refused', refusal: await refuse(trx), replayed: match === 'replayed' };
+    await recordOtpStep(trx, userId, match.step, now);
     return { kind: 'valid' };
   });
 }

@@ -75,9 +75,9 @@ export function otpStep(gh: Gatehouse) {
         gh.throttle.succeeded(address, now.getTime());
         return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
       }
-      const refused = async (refusal: AttemptRefusal) => {
+      const refused = async (refusal: AttemptRefusal, replayed = false) => {
         if (refusal.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(refusal.until, now)) });
-        return render(res, step, 400, loginName, { alert: m.invalidOtp });
+        return render(res, step, 400, loginName, { alert: replayed ? m.otpJustUsed : m.invalidOtp });
       };
       // A user deactivated since the password step is refused like a wrong code (as the password step does).
       if (!user.active || code.length > MAX_CODE_LENGTH) {
@@ -91,7 +91,7 @@ export function otpStep(gh: Gatehouse) {
         gh.throttle.succeeded(address, now.getTime()); // nothing was guessed
         return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until, now)) });
       }
-      if (check.kind === 'refused') return refused(check.refusal);
+      if (check.kind === 'refused') return refused(check.refusal, check.replayed);
       gh.throttle.succeeded(address, now.getTime());
       await clearOtpPending(gh.db, request.id);
       await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);

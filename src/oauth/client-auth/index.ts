@@ -1,5 +1,5 @@
 /**
- * Client authentication at the OAuth endpoints (docs/decisions.md#strict-client-authentication).
+ * Client authentication at the OAuth endpoints (docs/decisions.md#client-authentication).
  * The method is read from the request (Basic header, client_assertion, client_secret, or client_id
  * alone); more than one is invalid_request. The client must be registered for the method it used,
  * and the endpoint or grant must accept that method. Failed authentications are limited per client
@@ -101,7 +101,7 @@ async function authenticate(gh: Gatehouse, req: IncomingMessage, params: Params,
   const basic = presented?.method === 'client_secret_basic';
   if (!presented) throw new InvalidClient('no client authentication');
   if (!options.accepted.includes(presented.method)) {
-    throw new InvalidClient(`${presented.method} is not accepted here`, basic);
+    throw new InvalidClient(`${presented.method} is not accepted here`, basic, true, { clientId: presented.clientId });
   }
 
   const app = await gh.directory.application(gh.instanceId, presented.clientId);
@@ -112,7 +112,8 @@ async function authenticate(gh: Gatehouse, req: IncomingMessage, params: Params,
       // Go's x/oauth2 first tries a public client's id with an empty secret in Basic, then the id in
       // the form: an empty secret for a client that has none guesses nothing, so it is not counted.
       const guess = !(app.authMethod === 'none' && presented.secret === '');
-      throw new InvalidClient(`client is registered for ${app.authMethod}, not ${presented.method}`, basic, guess);
+      const mismatch = `client is registered for ${app.authMethod}, not ${presented.method}`;
+      throw new InvalidClient(mismatch, basic, guess, { clientId: presented.clientId, description: `client authentication failed: ${mismatch}` });
     }
     await verify(gh, presented, app.secretHash, app.keys, options);
     return { kind: 'app', clientId: app.clientId, method: presented.method, app };
@@ -127,7 +128,7 @@ async function authenticate(gh: Gatehouse, req: IncomingMessage, params: Params,
   }
   // Unknown clients cost what known ones cost, so timing tells nothing.
   if (presented.secret !== undefined) await decoyVerify(presented.secret);
-  throw new InvalidClient(`unknown client ${presented.clientId}`, basic);
+  throw new InvalidClient(`unknown client ${presented.clientId}`, basic, true, { clientId: presented.clientId });
 }
 
 async function verify(
@@ -142,7 +143,7 @@ async function verify(
     case 'client_secret_basic':
     case 'client_secret_post':
       if (!secretHash || !(await secretMatches(secretHash, presented.secret!))) {
-        throw new InvalidClient('client secret does not match', basic);
+        throw new InvalidClient('client secret does not match', basic, true, { clientId: presented.clientId });
       }
       return;
     case 'private_key_jwt':

@@ -9,15 +9,17 @@ export type ContentTypeCheck = 'json' | 'unsupported' | 'charset';
 
 /**
  * Media types whose bodies are read as JSON. ZITADEL's gateway reads every body as JSON whatever it
- * is labelled (grpc-gateway's wildcard marshaler), so `curl -H 'Content-Type:' -d '{}'` and
- * clients that send text/plain work there; types that clearly name another format (form data,
- * XML, multipart, binary) are still refused here rather than misread.
+ * is labelled (grpc-gateway's wildcard marshaler), so `curl -d '{}'` (which labels its body a form)
+ * and clients that send text/plain or no type work there, and here. The API takes bearer tokens
+ * only, never cookies, so a form another site posts carries no credentials. Types that clearly name
+ * another format (multipart, XML, binary) are still refused rather than misread.
  */
-const JSON_TYPES = new Set([contentTypeJson, 'text/plain']);
+const JSON_TYPES = new Set([contentTypeJson, 'text/plain', 'application/x-www-form-urlencoded']);
 
 /**
- * `application/json` or `text/plain`, optionally with `charset=utf-8` (RFC 8259 §8.1: JSON text is
- * UTF-8), or no content type at all (RFC 9110 §8.3: the recipient may then examine the content).
+ * `application/json`, `text/plain` or `application/x-www-form-urlencoded`, optionally with
+ * `charset=utf-8` (RFC 8259 §8.1: JSON text is UTF-8), or no content type at all (RFC 9110 §8.3: the
+ * recipient may then examine the content).
  */
 export function checkJsonContentType(header: string | undefined): ContentTypeCheck {
   if (header === undefined || header.trim() === '') return 'json';
