@@ -160,7 +160,8 @@ describe('git-credential-oauth: Go x/oauth2 request shapes', () => {
     for (const code of codes) {
       const { probe, retry } = await goExchange(code, redirectUri, verifier);
       expect(probe.status).toBe(401);
-      expect(probe.json).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' });
+      // the probe names the method the client is registered for (docs/decisions.md#client-authentication)
+      expect(probe.json).toEqual({ error: 'invalid_client', error_description: 'client authentication failed: client is registered for none, not client_secret_basic' });
       expect(retry.status).toBe(200);
       expect(retry.json).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String), id_token: expect.any(String) });
     }
