@@ -252,16 +252,20 @@ export async function findMachineIdByName(db: DB, instanceId: string, userName: 
   return row?.id;
 }
 
-/** The user with its organization's primary domain and its roles, in one statement. */
-export async function findUserWithRoles(db: DB, userId: string) {
-  const query = db
+/** The user by id with its organization's primary domain and its roles: what both by-id reads start from. */
+function userWithRoles(db: DB, userId: string) {
+  return db
     .selectFrom('users')
     .innerJoin('orgs', 'orgs.id', 'users.org_id')
     .selectAll('users')
     .select('orgs.primary_domain')
     .select((eb) => jsonArrayFrom(eb.selectFrom('user_roles').select(['user_roles.role', 'user_roles.scope_org_id']).whereRef('user_roles.user_id', '=', 'users.id')).as('roles'))
     .where('users.id', '=', userId);
-  const [row] = await selectPrepared(db, 'find_user_with_roles', query);
+}
+
+/** The user with its organization's primary domain and its roles, in one statement. */
+export async function findUserWithRoles(db: DB, userId: string) {
+  const [row] = await selectPrepared(db, 'find_user_with_roles', userWithRoles(db, userId));
   return row;
 }
 
@@ -271,28 +275,21 @@ export async function findUserWithRoles(db: DB, userId: string) {
  * each organization's primary domain. (JSON carries the keys' expiry as text.)
  */
 export async function findUserWithGrants(db: DB, userId: string) {
-  const query = db
-    .selectFrom('users')
-    .innerJoin('orgs', 'orgs.id', 'users.org_id')
-    .selectAll('users')
-    .select('orgs.primary_domain')
-    .select((eb) => [
-      jsonArrayFrom(eb.selectFrom('user_roles').select(['user_roles.role', 'user_roles.scope_org_id']).whereRef('user_roles.user_id', '=', 'users.id')).as('roles'),
-      jsonArrayFrom(
-        eb
-          .selectFrom('machine_keys')
-          .select(['machine_keys.id', 'machine_keys.public_key', sql<string | null>`machine_keys.expires_at`.as('expires_at')])
-          .whereRef('machine_keys.user_id', '=', 'users.id'),
-      ).as('keys'),
-      jsonArrayFrom(
-        eb
-          .selectFrom('authorizations')
-          .innerJoin('orgs as granting', 'granting.id', 'authorizations.org_id')
-          .select(['authorizations.project_id', 'authorizations.org_id', 'granting.primary_domain', 'authorizations.roles'])
-          .whereRef('authorizations.user_id', '=', 'users.id'),
-      ).as('authorizations'),
-    ])
-    .where('users.id', '=', userId);
+  const query = userWithRoles(db, userId).select((eb) => [
+    jsonArrayFrom(
+      eb
+        .selectFrom('machine_keys')
+        .select(['machine_keys.id', 'machine_keys.public_key', sql<string | null>`machine_keys.expires_at`.as('expires_at')])
+        .whereRef('machine_keys.user_id', '=', 'users.id'),
+    ).as('keys'),
+    jsonArrayFrom(
+      eb
+        .selectFrom('authorizations')
+        .innerJoin('orgs as granting', 'granting.id', 'authorizations.org_id')
+        .select(['authorizations.project_id', 'authorizations.org_id', 'granting.primary_domain', 'authorizations.roles'])
+        .whereRef('authorizations.user_id', '=', 'users.id'),
+    ).as('authorizations'),
+  ]);
   const [row] = await selectPrepared(db, 'find_user_with_grants', query);
   return row;
 }
