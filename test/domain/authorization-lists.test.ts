@@ -7,13 +7,12 @@
  * `authorizations` (a filter matching a sizeable share of them, such as the users of one of six
  * organizations, is counted by reading them, which the planner may rightly do in one pass).
  */
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql } from 'kysely';
 import type { DB } from '../../src/store/database.ts';
-import type { Database } from '../../src/store/schema.ts';
 import { listAuthorizations, type AuthorizationFilter, type AuthorizationSort } from '../../src/store/authorizations.ts';
 import type { Page, TextFilter } from '../../src/store/list-query.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { byBytes, matchesText, plansOf } from '../support/list-oracle.ts';
 
 const INSTANCE = 'grants';
 const ORGS = 6;
@@ -72,19 +71,7 @@ async function allRows(db: DB): Promise<Row[]> {
 
 // ---- the filters, read plainly ----
 
-function matches(text: string, filter: TextFilter): boolean {
-  const [subject, value] = filter.ignoreCase ? [text.toLowerCase(), filter.value.toLowerCase()] : [text, filter.value];
-  switch (filter.match) {
-    case 'equals':
-      return subject === value;
-    case 'startsWith':
-      return subject.startsWith(value);
-    case 'endsWith':
-      return subject.endsWith(value);
-    case 'contains':
-      return subject.includes(value);
-  }
-}
+const matches = (text: string, filter: TextFilter) => matchesText(text, filter.match, filter.value, filter.ignoreCase);
 
 function keeps(row: Row, filter: AuthorizationFilter): boolean {
   switch (filter.kind) {
@@ -110,8 +97,6 @@ function keeps(row: Row, filter: AuthorizationFilter): boolean {
       return false;
   }
 }
-
-const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function expectedPage(rows: Row[], within: readonly string[] | undefined, filters: AuthorizationFilter[], page: Page, sort: AuthorizationSort) {
   const sign = page.asc ? 1 : -1;
@@ -239,29 +224,6 @@ onPostgres('the authorization list reads indexes, not the whole table (PostgreSQ
   }, 120_000);
   afterAll(() => database.close());
 
-  /** The plans of the statements a list runs (its page and its count), through a pool that records them. */
-  async function plansOf(within: readonly string[] | undefined, filters: AuthorizationFilter[]): Promise<string> {
-    const statements: Array<{ sql: string; parameters: readonly unknown[] }> = [];
-    const pool = new pg.Pool({ connectionString: database.databaseUrl!, max: 2 });
-    const recording = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool }),
-      log: (event) => {
-        if (event.level === 'query') statements.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
-    try {
-      await listAuthorizations(recording, { instanceId: INSTANCE, within, filters, page: { offset: 0, limit: 100, asc: true }, sort: 'created_at' });
-      const explained: string[] = [];
-      for (const statement of statements) {
-        const plan = await pool.query<{ 'QUERY PLAN': string }>(`explain ${statement.sql}`, [...statement.parameters]);
-        explained.push(plan.rows.map((row) => row['QUERY PLAN']).join('\n'));
-      }
-      return explained.join('\n---\n');
-    } finally {
-      await recording.destroy();
-    }
-  }
-
   it.each<[string, readonly string[] | undefined, AuthorizationFilter[]]>([
     ['no filter', undefined, []],
     ['an org-scoped caller', ['org1'], []],
@@ -270,7 +232,9 @@ onPostgres('the authorization list reads indexes, not the whole table (PostgreSQ
     ['login name equals', undefined, [{ kind: 'loginName', text: text('user4001@o1.grants.test', 'equals', true) }]],
     ['login name prefix', undefined, [{ kind: 'loginName', text: text('user400', 'startsWith', true) }]],
   ])('%s', async (_name, within, filters) => {
-    const plan = await plansOf(within, filters);
+    const plan = await plansOf(database.databaseUrl!, (db) =>
+      listAuthorizations(db, { instanceId: INSTANCE, within, filters, page: { offset: 0, limit: 100, asc: true }, sort: 'created_at' }),
+    );
     expect(plan).not.toMatch(/Seq Scan on authorizations/);
   });
 });

@@ -7,12 +7,11 @@
  * query plans of the common lists are checked against a table of tens of thousands of users: no
  * sequential scan of `users`.
  */
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql } from 'kysely';
 import type { DB } from '../../src/store/database.ts';
-import type { Database } from '../../src/store/schema.ts';
 import { countUsers, listUsers, type TextMatch, type UserFilter, type UserListScope, type UserSortColumn, type UserTextField } from '../../src/store/users.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { byBytes, matchesText, plansOf } from '../support/list-oracle.ts';
 
 const INSTANCE = 'lists';
 const ORGS = 12;
@@ -87,24 +86,10 @@ function textOf(row: Row, field: UserTextField): string {
   return row[field] ?? '';
 }
 
-function matches(text: string, match: TextMatch): boolean {
-  const [subject, value] = match.ignoreCase ? [text.toLowerCase(), match.value.toLowerCase()] : [text, match.value];
-  switch (match.how) {
-    case 'equals':
-      return subject === value;
-    case 'startsWith':
-      return subject.startsWith(value);
-    case 'endsWith':
-      return subject.endsWith(value);
-    case 'contains':
-      return subject.includes(value);
-  }
-}
-
 function keeps(row: Row, filter: UserFilter): boolean {
   switch (filter.kind) {
     case 'text':
-      return matches(textOf(row, filter.field), filter.match);
+      return matchesText(textOf(row, filter.field), filter.match.how, filter.match.value, filter.match.ignoreCase);
     case 'state':
       return row.state === filter.state;
     case 'type':
@@ -132,8 +117,6 @@ function visible(row: Row, scope: UserListScope): boolean {
   if (within !== undefined && row.roles.some((r) => r.scope_org_id === '' || r.role.startsWith('IAM_') || !within.includes(r.scope_org_id))) return false;
   return keeps(row, scope.filter);
 }
-
-const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function expectedPage(rows: Row[], scope: UserListScope, page: { sort: UserSortColumn; asc: boolean; offset: number; limit: number }) {
   const sign = page.asc ? 1 : -1;
@@ -303,29 +286,6 @@ onPostgres('user lists read indexes, not the whole table (PostgreSQL, 60,000 use
   }, 120_000);
   afterAll(() => database.close());
 
-  /** The plans of the statements a list runs (its page and its count), through a pool that records them. */
-  async function plansOf(scope: UserListScope): Promise<string> {
-    const statements: Array<{ sql: string; parameters: readonly unknown[] }> = [];
-    const pool = new pg.Pool({ connectionString: database.databaseUrl!, max: 2 });
-    const recording = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool }),
-      log: (event) => {
-        if (event.level === 'query') statements.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
-    try {
-      await Promise.all([countUsers(recording, scope), listUsers(recording, scope, { sort: 'created_at', asc: false, offset: 0, limit: 100 })]);
-      const explained: string[] = [];
-      for (const statement of statements) {
-        const plan = await pool.query<{ 'QUERY PLAN': string }>(`explain ${statement.sql}`, [...statement.parameters]);
-        explained.push(plan.rows.map((row) => row['QUERY PLAN']).join('\n'));
-      }
-      return explained.join('\n---\n');
-    } finally {
-      await recording.destroy();
-    }
-  }
-
   const scope = (filter: UserFilter, orgs?: string[]): UserListScope => ({ instanceId: INSTANCE, orgIds: orgs, rolesWithin: orgs, filter });
 
   it.each<[string, UserListScope]>([
@@ -343,7 +303,9 @@ onPostgres('user lists read indexes, not the whole table (PostgreSQL, 60,000 use
     ['family name contains', scope(all(text('family_name', 'contains', 'smith3', true)))],
     ['display name contains', scope(all(text('display_name', 'contains', 'lay 4001', true)))],
   ])('%s', async (_name, listScope) => {
-    const plan = await plansOf(listScope);
+    const plan = await plansOf(database.databaseUrl!, (db) =>
+      Promise.all([countUsers(db, listScope), listUsers(db, listScope, { sort: 'created_at', asc: false, offset: 0, limit: 100 })]),
+    );
     expect(plan).not.toMatch(/Seq Scan on users/);
   });
 });
