@@ -25,13 +25,13 @@ import pg from 'pg';
 import { stringify } from 'yaml';
 import { codeFlow, measureFlows, passwordSignIn } from './code-flow.ts';
 import { passkeySignIn, registerPasskeys } from './passkey-flow.ts';
+import { nodeOnServerCore, pin, pinned, stopChild, waitFor } from './processes.ts';
 import { loadAddOtpOverGrpc } from './rpc-load.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 10);
 const connections = Number(process.env['BENCH_CONNECTIONS'] ?? 50);
 const baseUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
 const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], 'i') : undefined;
 /** The JWT profile grant's rows, each printed as a share of client_credentials' JWT rate (at least 80%: docs/performance.md#the-aims). */
 const PROFILE_RS256 = 'JWT profile grant (RS256 JWT)';
@@ -46,10 +46,6 @@ interface Result {
   errors: number;
   non2xx: number;
   rssMiB: number | undefined;
-}
-
-function pin(pid: number | undefined, core: number): void {
-  if (pinned && pid) spawnSync('/usr/bin/taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
 }
 
 function peakRssMiB(pid: number | undefined): number | undefined {
@@ -84,20 +80,6 @@ async function userIdOf(databaseUrl: string, userName: string): Promise<string> 
   return rows[0]!.id;
 }
 
-async function waitFor(url: string, timeoutMs = 30000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
 async function load(name: string, options: autocannon.Options, pid: number | undefined): Promise<Result> {
   if (!wanted(name)) return { name, rps: Number.NaN, p99: Number.NaN, errors: 0, non2xx: 0, rssMiB: undefined };
   // a short warm-up so JIT and pools settle, then the measured run
@@ -114,21 +96,13 @@ async function load(name: string, options: autocannon.Options, pid: number | und
 }
 
 function startChild(script: string, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): ChildProcess {
-  // Started under taskset so that every thread the runtime creates is on core 0 too.
-  const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+  const command = nodeOnServerCore();
   return spawn(command[0]!, [...command.slice(1), ...nodeFlags, script, ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 /** Milliseconds per argon2id verification on core 0 (bench/argon2-rate.ts, pinned like the server). */
 async function argon2VerifyMs(): Promise<number> {
-  const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+  const command = nodeOnServerCore();
   const result = spawnSync(command[0]!, [...command.slice(1), path.join(root, 'bench/argon2-rate.ts')], { cwd: root, encoding: 'utf8' });
   return Number(result.stdout.trim());
 }

@@ -26,6 +26,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { codeFlow, passwordSignIn } from '../code-flow.ts';
+import { nodeOnServerCore, pin, pinned, sleep, stopChild, waitFor } from '../processes.ts';
 import { growTo, seedExpiredTokens, seededTokenPlaintext, seededUser, type GrowthReport } from './seed.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -37,7 +38,6 @@ const keep = process.env['BENCH_KEEP'] === '1';
 const pruneRows = Number(process.env['BENCH_PRUNE_ROWS'] ?? 1_000_000);
 const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], 'i') : undefined;
 const wanted = (name: string) => only === undefined || only.test(name);
-const pinned = fs.existsSync('/usr/bin/taskset') && os.availableParallelism() > 1;
 const SEED = 'gatehouse-scale';
 const WARM_UP_SECONDS = 2;
 const PORT = 18090;
@@ -139,26 +139,6 @@ interface Reads {
 
 const log = (line: string) => process.stderr.write(`[bench:scale] ${line}\n`);
 
-function pin(pid: number | undefined, core: number): void {
-  if (pinned && pid) spawnSync('/usr/bin/taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
-}
-
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function run(
   options: autocannon.Options,
   duration: number,
@@ -212,7 +192,7 @@ const CEILING_PORT = 18091;
  * the ceiling's ratio of the same run tells the database's share from the machine's.
  */
 async function measureCeiling(db: pg.Client): Promise<Result> {
-  const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+  const command = nodeOnServerCore();
   const child = spawn(command[0]!, [...command.slice(1), path.join(root, 'bench/ceilings.ts'), 'node', String(CEILING_PORT)], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     await waitFor(`http://127.0.0.1:${CEILING_PORT}/`, 30_000);
@@ -220,11 +200,7 @@ async function measureCeiling(db: pg.Client): Promise<Result> {
     await run(options, WARM_UP_SECONDS);
     return await measured(options, undefined, { db, serverPid: child.pid });
   } finally {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
   }
 }
 
@@ -245,7 +221,7 @@ class Server {
 
   /** Starts Gatehouse pinned to core 0 (every thread it starts is on core 0 too), as `npm start` runs it. */
   async start(): Promise<number> {
-    const command = pinned ? ['/usr/bin/taskset', '-c', '0', process.execPath] : [process.execPath];
+    const command = nodeOnServerCore();
     const started = performance.now();
     this.startedAt = Date.now();
     this.#child = spawn(command[0]!, [...command.slice(1), path.join(root, 'src/main.ts'), 'start', '--bootstrap', this.#bootstrap], {
@@ -262,10 +238,7 @@ class Server {
   async stop(): Promise<void> {
     const child = this.#child;
     this.#child = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    if (child) await stopChild(child);
   }
 }
 
