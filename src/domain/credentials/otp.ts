@@ -111,11 +111,6 @@ function matchCode(base32: string, code: string, now: Date, lastStep: number | n
   return used ? 'replayed' : undefined;
 }
 
-function matchingStep(base32: string, code: string, now: Date, lastStep: number | null): number | undefined {
-  const match = matchCode(base32, code, now, lastStep);
-  return typeof match === 'object' ? match.step : undefined;
-}
-
 function lastStepOf(value: string | number | null): number | null {
   return value === null ? null : Number(value);
 }
@@ -160,9 +155,9 @@ export async function verifyOtpFactor<R>(
     if (!factor) return { kind: 'not_found' } as const;
     if (factor.state === 'ready') return { kind: 'already_ready' } as const;
     if (lockedUntil) return { kind: 'locked', until: lockedUntil } as const;
-    const step = matchingStep(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
-    if (step === undefined) return { kind: 'invalid', refusal: await refuse(trx) };
-    await markOtpFactorReady(trx, user.id, step, now);
+    const match = matchCode(ctx.masterKey.decrypt(factor.secret), code, now, lastStepOf(factor.last_step));
+    if (typeof match !== 'object') return { kind: 'invalid', refusal: await refuse(trx) };
+    await markOtpFactorReady(trx, user.id, match.step, now);
     const details = await appendEvent(trx, {
       instanceId: ctx.instanceId,
       aggregateId: user.id,
