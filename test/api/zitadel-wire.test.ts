@@ -78,7 +78,7 @@ function describeField(field: DescField): string {
  * zitadel.auth.v1), which its protos leave out and ours, serving the paths of docs/endpoints.md,
  * include.
  */
-const gatewayPrefixes: Record<string, string> = { 'zitadel.auth.v1': '/auth/v1' };
+const gatewayPrefixes: Record<string, string> = { 'zitadel.auth.v1': '/auth/v1', 'zitadel.management.v1': '/management/v1', 'zitadel.admin.v1': '/admin/v1' };
 
 function httpRule(method: DescMethod, prefix = ''): string {
   if (!hasOption(method, http)) return 'none';
