@@ -414,6 +414,77 @@ export interface OutboxTable {
   user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/** Branding (docs/branding-and-login-policy.md): a preview and an active row per owner. */
+export type LabelPolicyState = 'preview' | 'active';
+/** ThemeMode by name: the v1 and v2 APIs number it differently. */
+export type ThemeModeName = 'unspecified' | 'auto' | 'light' | 'dark';
+
+export interface LabelPoliciesTable {
+  /** The instance's id for the instance's branding, else the organization's. */
+  owner_id: string;
+  state: LabelPolicyState;
+  instance_id: string;
+  org_id: string | null;
+  primary_color: string;
+  background_color: string;
+  warn_color: string;
+  font_color: string;
+  primary_color_dark: string;
+  background_color_dark: string;
+  warn_color_dark: string;
+  font_color_dark: string;
+  hide_login_name_suffix: boolean;
+  disable_watermark: boolean;
+  theme_mode: ThemeModeName;
+  /** Keys of `assets` rows of the same owner. */
+  logo_key: string | null;
+  logo_dark_key: string | null;
+  icon_key: string | null;
+  icon_dark_key: string | null;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+/** The login policy (docs/branding-and-login-policy.md): one row per owner; durations in seconds. */
+export interface LoginPoliciesTable {
+  owner_id: string;
+  instance_id: string;
+  org_id: string | null;
+  allow_username_password: boolean;
+  allow_register: boolean;
+  allow_external_idp: boolean;
+  force_mfa: boolean;
+  force_mfa_local_only: boolean;
+  passwordless_allowed: boolean;
+  hide_password_reset: boolean;
+  ignore_unknown_usernames: boolean;
+  allow_domain_discovery: boolean;
+  disable_login_with_email: boolean;
+  disable_login_with_phone: boolean;
+  default_redirect_uri: string;
+  password_check_lifetime_s: number;
+  external_login_check_lifetime_s: number;
+  mfa_init_skip_lifetime_s: number;
+  second_factor_check_lifetime_s: number;
+  multi_factor_check_lifetime_s: number;
+  second_factors: TextArray;
+  multi_factors: TextArray;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+/** Uploaded images, served publicly at /assets/v1/{owner_id}/{key}. */
+export interface AssetsTable {
+  owner_id: string;
+  key: string;
+  instance_id: string;
+  content_type: string;
+  data: Uint8Array;
+  /** The ETag. */
+  hash: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_features: InstanceFeaturesTable;
@@ -444,6 +515,9 @@ export interface Database {
   passkey_codes: PasskeyCodesTable;
   identifiers: IdentifiersTable;
   registrations: RegistrationsTable;
+  label_policies: LabelPoliciesTable;
+  login_policies: LoginPoliciesTable;
+  assets: AssetsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -11,6 +11,7 @@ import { findInstance } from '../../store/instances.ts';
 import { findProjectSettings } from '../../store/projects.ts';
 import type { Address, OidcAppType, UserKind, UserState } from '../../store/schema.ts';
 import { getFeatures, type FeatureName, type FeatureState } from './features.ts';
+import { effectiveBranding, effectiveLoginPolicy, type Branding, type EffectiveLoginPolicy } from './policies.ts';
 import type { RoleGrant } from '../kernel/principal.ts';
 import type { AccessTokenType, AuthMethod } from '../../oidc/vocabulary.ts';
 
@@ -106,6 +107,16 @@ export interface InstanceSettings {
   enableImpersonation: boolean;
 }
 
+/**
+ * What the login pages follow for an organization (docs/branding-and-login-policy.md): its own login
+ * policy and active branding, else the instance's, else ZITADEL's defaults.
+ */
+export interface OrgSettings {
+  login: EffectiveLoginPolicy;
+  /** The active branding (never the preview); images are asset keys under `branding.ownerId`. */
+  branding: Branding;
+}
+
 const MAX_ENTRIES = 10_000;
 
 /** A map that empties itself rather than grow without bound (callers can name arbitrary keys). */
@@ -135,6 +146,7 @@ export class Directory {
   readonly #instances = new BoundedCache<InstanceSettings>();
   readonly #projects = new BoundedCache<ProjectSettings | undefined>();
   readonly #clientOrgs = new BoundedCache<string | undefined>();
+  readonly #orgSettings = new BoundedCache<OrgSettings>();
 
   constructor(db: DB) {
     this.#db = db;
@@ -147,6 +159,7 @@ export class Directory {
     this.#instances.clear();
     this.#projects.clear();
     this.#clientOrgs.clear();
+    this.#orgSettings.clear();
   }
 
   /** Settings of an instance; an unknown instance has the system defaults and no impersonation. */
@@ -154,6 +167,18 @@ export class Directory {
     return this.#instances.get(instanceId, async () => {
       const [features, row] = await Promise.all([getFeatures(this.#db, instanceId), findInstance(this.#db, instanceId)]);
       return { features, enableImpersonation: row?.enable_impersonation ?? false };
+    });
+  }
+
+  /**
+   * The effective login policy and branding of an organization of the instance; of the instance
+   * itself when `orgId` is undefined. An id that names no organization gets the instance's.
+   */
+  orgSettings(instanceId: string, orgId: string | undefined): Promise<OrgSettings> {
+    return this.#orgSettings.get(`${instanceId}\n${orgId ?? ''}`, async () => {
+      const owner = { instanceId, orgId };
+      const [login, branding] = await Promise.all([effectiveLoginPolicy(this.#db, owner), effectiveBranding(this.#db, owner)]);
+      return { login, branding };
     });
   }
 

@@ -21,6 +21,10 @@ export interface InstanceEvents {
   /** The features switched, with their new state. */
   'instance.features.set': Record<string, boolean>;
   'instance.features.reset': Empty;
+  /** The instance's branding preview changed: the fields (colours, `logo`, `iconDark`, …). */
+  'instance.policy.label.changed': Changed;
+  'instance.policy.label.activated': Empty;
+  'instance.policy.login.changed': Changed;
   'signing_key.added': { alg: string; signFrom: string };
 }
 
@@ -29,6 +33,13 @@ export interface InstanceEvents {
 export interface OrgEvents {
   'org.added': { name: string; domain: string; allowRegister?: boolean };
   'org.changed': Changed;
+  'org.policy.label.added': Empty;
+  'org.policy.label.changed': Changed;
+  'org.policy.label.activated': Empty;
+  'org.policy.label.removed': Empty;
+  'org.policy.login.added': Empty;
+  'org.policy.login.changed': Changed;
+  'org.policy.login.removed': Empty;
 }
 
 // ---- users ----
@@ -130,9 +141,19 @@ export const EVENT_AGGREGATES = {
   'instance.changed': 'instance',
   'instance.features.set': 'instance',
   'instance.features.reset': 'instance',
+  'instance.policy.label.changed': 'instance',
+  'instance.policy.label.activated': 'instance',
+  'instance.policy.login.changed': 'instance',
   'signing_key.added': 'signing_key',
   'org.added': 'org',
   'org.changed': 'org',
+  'org.policy.label.added': 'org',
+  'org.policy.label.changed': 'org',
+  'org.policy.label.activated': 'org',
+  'org.policy.label.removed': 'org',
+  'org.policy.login.added': 'org',
+  'org.policy.login.changed': 'org',
+  'org.policy.login.removed': 'org',
   'user.human.added': 'user',
   'user.machine.added': 'user',
   'user.human.changed': 'user',
