@@ -28,6 +28,9 @@ Configuration comes from the environment: see docs/configuration.md.`;
 
 class UsageError extends Error {}
 
+/** The version in package.json, for the start's first line. */
+const VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 /** Opens the database for one command (the embedded folder locked: store/data-dir-lock.ts) and closes it after `work`. */
 async function onDatabase<T>(config: Config, work: (db: DB) => Promise<T>): Promise<T> {
   const { openDatabase } = await import('./store/database.ts');
@@ -73,13 +76,16 @@ async function requireInstance(db: DB): Promise<string> {
 async function start(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { bootstrap: { type: 'string' } }, strict: true });
   const bootstrapFile = values.bootstrap ?? config.bootstrapFile;
-  const [{ startServer }, { applyBootstrapFile }, { ensureFirstRun, printFirstRun }, { createLogger }] = await Promise.all([
+  // The logger first, and a line before the server's modules load: on a cold compile cache that
+  // takes seconds (docs/operations.md#starting).
+  const { createProcessLogger } = await import('./server/request-context.ts');
+  const log = createProcessLogger(config);
+  log.info({ version: VERSION, node: process.version }, `starting Gatehouse ${VERSION} on Node.js ${process.version}`);
+  const [{ startServer }, { applyBootstrapFile }, { ensureFirstRun, printFirstRun }] = await Promise.all([
     import('./server/start.ts'),
     import('./bootstrap/apply.ts'),
     import('./bootstrap/first-run.ts'),
-    import('./server/request-context.ts'),
   ]);
-  const log = createLogger(config.logLevel);
   // The signal handlers come first: the server answers /healthz as soon as it listens, while its
   // background jobs are still starting, and a SIGTERM in that moment must stop it gracefully too
   // (Node's default would end the process at once, exit code none).
@@ -110,11 +116,13 @@ async function start(config: Config, args: string[]): Promise<void> {
     log,
     prepare: async (db) => {
       if (bootstrapFile) {
-        const summary = await applyBootstrapFile(db, bootstrapFile);
-        log.info({ file: bootstrapFile, summary }, 'bootstrap applied');
+        const { created, updated, unchanged } = await applyBootstrapFile(db, bootstrapFile);
+        log.info({ file: bootstrapFile, created, updated, unchanged }, `bootstrap: applied ${bootstrapFile} (${created} created, ${updated} updated, ${unchanged} unchanged)`);
         return;
       }
       const created = await ensureFirstRun(db, { externalUrl: config.externalUrl, serviceName: config.serviceName });
+      if (created) log.info({ firstRun: true }, 'first run: created a default organization, an admin user and a demo client');
+      else log.info({ firstRun: false }, 'first run: not needed, the database holds an instance (no bootstrap file given)');
       if (created) process.stdout.write(`${printFirstRun(created, config.externalUrl)}\n`);
     },
   });
@@ -145,8 +153,8 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'keys': {
       if (rest.join(' ') !== 'rotate') throw new UsageError('usage: gatehouse keys rotate');
-      const [{ rotateNow }, { createLogger }] = await Promise.all([import('./domain/tokens/keys.ts'), import('./server/request-context.ts')]);
-      const kid = await withMasterKey(config, createLogger(config.logLevel), async (db, key) => {
+      const [{ rotateNow }, { createProcessLogger }] = await Promise.all([import('./domain/tokens/keys.ts'), import('./server/request-context.ts')]);
+      const kid = await withMasterKey(config, createProcessLogger(config), async (db, key) => {
         await requireInstance(db);
         return rotateNow(db, key, config.signingAlg);
       });

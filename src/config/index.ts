@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseTrustedProxies, type TrustedProxies } from './ip-addresses.ts';
 
 export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA';
+export type LogFormat = 'pretty' | 'json';
 
 export interface Config {
   /** GATEHOUSE_PORT: the one listen port for every protocol. Default 8080. */
@@ -35,6 +36,12 @@ export interface Config {
   signingAlg: SigningAlg;
   /** GATEHOUSE_LOG_LEVEL: pino level. Default info. */
   logLevel: string;
+  /**
+   * GATEHOUSE_LOG_FORMAT: `json` (one JSON object a line, for log shippers) or `pretty` (pino-pretty's
+   * readable lines). Default `pretty` when standard output is a terminal (a person reads it), else
+   * `json` (a process manager or container runtime collects it).
+   */
+  logFormat: LogFormat;
   /** GATEHOUSE_KEYS_RATE_LIMIT: key-set requests per minute per client address; 0 turns it off. Default 600. */
   keysRateLimit: number;
   /** GATEHOUSE_ISSUER_NAME: issuer shown in authenticator apps. Default: the host of the external URL. */
@@ -159,6 +166,14 @@ export function displayedDatabaseUrl(raw: string): string {
   }
 }
 
+/** GATEHOUSE_LOG_FORMAT: pretty or json; unset follows whether standard output is a terminal. */
+function logFormat(env: Env, terminal: boolean): LogFormat {
+  const raw = text(env, 'GATEHOUSE_LOG_FORMAT');
+  if (raw === undefined) return terminal ? 'pretty' : 'json';
+  if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`GATEHOUSE_LOG_FORMAT must be pretty or json, got "${raw}"`);
+  return raw;
+}
+
 /** DATABASE_URL: a postgres:// or postgresql:// URL, or none (the embedded database). */
 function databaseUrl(env: Env): string | undefined {
   const raw = text(env, 'DATABASE_URL');
@@ -181,7 +196,7 @@ function databaseUrl(env: Env): string | undefined {
 export const KNOWN_VARIABLES = [
   'DATABASE_URL', 'GATEHOUSE_PORT', 'GATEHOUSE_HOST', 'GATEHOUSE_EXTERNAL_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_MASTER_KEY',
   'GATEHOUSE_SERVICE_NAME', 'GATEHOUSE_BOOTSTRAP', 'GATEHOUSE_SMTP_URL', 'GATEHOUSE_SMTP_FROM', 'GATEHOUSE_TLS_CERT', 'GATEHOUSE_TLS_KEY',
-  'GATEHOUSE_SIGNING_ALG', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_KEYS_RATE_LIMIT', 'GATEHOUSE_ISSUER_NAME', 'GATEHOUSE_AUTH_CODE_SECONDS',
+  'GATEHOUSE_SIGNING_ALG', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_LOG_FORMAT', 'GATEHOUSE_KEYS_RATE_LIMIT', 'GATEHOUSE_ISSUER_NAME', 'GATEHOUSE_AUTH_CODE_SECONDS',
   'GATEHOUSE_ACCESS_TOKEN_SECONDS', 'GATEHOUSE_ID_TOKEN_SECONDS', 'GATEHOUSE_REFRESH_IDLE_SECONDS', 'GATEHOUSE_REFRESH_ABSOLUTE_SECONDS',
   'GATEHOUSE_KEY_ROTATION_HOURS', 'GATEHOUSE_MAX_BODY_BYTES', 'GATEHOUSE_CHANGE_POLL_MS', 'GATEHOUSE_STATEMENT_TIMEOUT_MS',
   'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 'GATEHOUSE_REGISTRATIONS_PER_HOUR', 'GATEHOUSE_METRICS_TOKEN', 'GATEHOUSE_TRUSTED_PROXIES',
@@ -223,7 +238,8 @@ export function unknownVariables(env: Env): Array<{ name: string; closest: strin
     });
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/** `terminal`: whether standard output is a terminal (the default log format follows it). */
+export function loadConfig(env: Env = process.env, terminal = process.stdout.isTTY === true): Config {
   const port = integer(env, 'GATEHOUSE_PORT', 8080);
   if (port > 65535) throw new ConfigError(`GATEHOUSE_PORT must be a port number, got ${port}`);
   const externalUrl = (text(env, 'GATEHOUSE_EXTERNAL_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -263,6 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsKey,
     signingAlg,
     logLevel: text(env, 'GATEHOUSE_LOG_LEVEL') ?? 'info',
+    logFormat: logFormat(env, terminal),
     keysRateLimit: integer(env, 'GATEHOUSE_KEYS_RATE_LIMIT', 600),
     issuerName: text(env, 'GATEHOUSE_ISSUER_NAME') ?? parsed.host,
     lifetimes: {

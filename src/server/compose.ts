@@ -3,9 +3,14 @@
  * (server/master-key.ts), migrates, binds the key, and builds the `Gatehouse` context (master key,
  * instance, signing keys, directory, tokens, metrics, throttle) with the caches a change empties
  * (the discovery document, the CORS origins).
+ *
+ * Each phase says what it did in one info line (docs/operations.md#starting); the database's line
+ * comes before it opens, since creating the embedded database takes seconds.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.ts';
+import { displayedDatabaseUrl, type Config } from '../config/index.ts';
 import type { Gatehouse } from '../context.ts';
 import { Directory } from '../domain/instance/directory.ts';
 import { FailureThrottle } from '../domain/sign-in/failure-throttle.ts';
@@ -37,7 +42,33 @@ export interface Composition {
   close(): Promise<void>;
 }
 
+/** The database phase's line, written before the database opens (initdb in WebAssembly takes seconds). */
+function announceDatabase(config: Config, log: Logger): void {
+  if (config.databaseUrl) {
+    const database = displayedDatabaseUrl(config.databaseUrl);
+    log.info({ database }, `database: PostgreSQL at ${database}`);
+    return;
+  }
+  const folder = path.join(config.dataDir, 'pgdata'); // where store/database.ts keeps PGlite's files
+  if (fs.existsSync(path.join(folder, 'PG_VERSION'))) {
+    log.info({ database: folder, created: false }, `database: opening the embedded database in ${folder}`);
+  } else {
+    log.info({ database: folder, created: true }, `database: creating the embedded database in ${folder} (the first start takes a few seconds)`);
+  }
+}
+
+/** The signing keys' line: the key that signs, and whether this start created one. */
+function announceKeys(keys: KeyStore, createdFrom: Date, log: Logger): void {
+  const published = keys.published();
+  const newest = published.at(-1);
+  if (!newest) return;
+  const created = newest.signFrom >= createdFrom; // a key created by this start signs from then or later
+  const what = created ? `created ${newest.alg} key ${newest.kid}` : `ready, newest ${newest.alg} key ${newest.kid}`;
+  log.info({ kid: newest.kid, alg: newest.alg, created, published: published.length }, `signing keys: ${what} (${published.length} published)`);
+}
+
 export async function compose(options: ComposeOptions): Promise<Composition> {
+  announceDatabase(options.config, options.log);
   const { db } = await openDatabase(options.config);
   try {
     return await build(db, options);
@@ -50,7 +81,9 @@ export async function compose(options: ComposeOptions): Promise<Composition> {
 async function build(db: DB, { config, log, prepare }: ComposeOptions): Promise<Composition> {
   // The key is checked before anything is written: migrations, first-run defaults, a bootstrap file, signing keys.
   const opened = await openMasterKey(db, config, log);
-  await migrate(db);
+  const { results = [] } = await migrate(db);
+  if (results.length === 0) log.info({ migrations: 0 }, 'migrations: up to date');
+  else log.info({ migrations: results.length, newest: results.at(-1)!.migrationName }, `migrations: applied ${results.length}, the newest ${results.at(-1)!.migrationName}`);
   await opened.bind();
   const masterKey = opened.key;
   await prepare?.(db);
@@ -62,7 +95,9 @@ async function build(db: DB, { config, log, prepare }: ComposeOptions): Promise<
     keyRotationSeconds: config.keyRotationSeconds,
     maxTokenSeconds: Math.max(config.lifetimes.accessToken, config.lifetimes.idToken),
   });
-  await keys.refresh();
+  const keysFrom = new Date();
+  await keys.refresh(keysFrom);
+  announceKeys(keys, keysFrom, log);
   const directory = new Directory(db);
   const metrics = createMetrics();
   const tokens = new Tokens(db, keys, {

@@ -15,7 +15,7 @@ import { compose } from './compose.ts';
 import { createDispatch } from './dispatch.ts';
 import { startJobs } from './jobs.ts';
 import { listen, type Listener } from './listen.ts';
-import { createLogger } from './request-context.ts';
+import { createProcessLogger } from './request-context.ts';
 
 export interface Running {
   gh: Gatehouse;
@@ -34,7 +34,7 @@ export interface StartOptions {
   prepare?: (db: DB) => Promise<void>;
 }
 
-export async function startServer({ config, log = createLogger(config.logLevel), prepare }: StartOptions): Promise<Running> {
+export async function startServer({ config, log = createProcessLogger(config), prepare }: StartOptions): Promise<Running> {
   // A malformed GATEHOUSE_SMTP_URL fails the start here, before the database is opened.
   const smtpTransport = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const composition = await compose({ config, log, prepare });
@@ -54,7 +54,7 @@ export async function startServer({ config, log = createLogger(config.logLevel),
   const jobs = await startJobs(composition);
 
   const url = `${config.tlsCert ? 'https' : 'http'}://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listener.port}`;
-  log.info({ port: listener.port, issuer: config.externalUrl }, 'gatehouse is listening');
+  log.info({ port: listener.port, url, issuer: config.externalUrl }, `listening on ${config.host === '0.0.0.0' ? `port ${listener.port} of every address` : url}, issuer ${config.externalUrl}`);
   // An IP-address host is no valid relying party id (docs/passkeys.md#the-relying-party); say so once, at start.
   const passkeys = passkeyStatus(config);
   if (passkeys.enabled) log.info({ passkeys: true }, passkeys.message);

@@ -201,6 +201,15 @@ describe('mistakes in the environment', () => {
     }
   });
 
+  it('refuses a log format it does not know in one line with exit code 2', () => {
+    for (const command of [['migrate'], ['start']]) {
+      expect(cli(command, { ...env, GATEHOUSE_LOG_FORMAT: 'yaml' })).toMatchObject({
+        status: 2,
+        stderr: 'gatehouse: GATEHOUSE_LOG_FORMAT must be pretty or json, got "yaml"\n',
+      });
+    }
+  });
+
   const onPostgres = process.env['TEST_DATABASE_URL'] ? it : it.skip;
   onPostgres('says a database that does not exist does not', () => {
     const url = new URL(process.env['TEST_DATABASE_URL']!);
@@ -211,6 +220,20 @@ describe('mistakes in the environment', () => {
   });
 });
 
+async function waitForOutput(output: () => string, text: string): Promise<void> {
+  for (let i = 0; i < 600 && !output().includes(text); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (!output().includes(text)) throw new Error(`no "${text}" in:\n${output()}`);
+}
+
+/** A database URL with its password shown as *** (docs/operations.md#database). */
+function masked(url: string): string {
+  const shown = new URL(url);
+  if (shown.password) shown.password = '***';
+  return shown.toString();
+}
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
 describe('gatehouse start', () => {
   it('creates first-run defaults once, prints them, and stops cleanly on SIGTERM with a request in flight', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
@@ -220,10 +243,27 @@ describe('gatehouse start', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PORT: String(port), GATEHOUSE_HOST: '127.0.0.1', DATABASE_URL: database.url ?? '' };
-    const server = startProcess(['start'], env);
+    const server = startProcess(['start'], { ...env, GATEHOUSE_LOG_LEVEL: 'info' });
     try {
       await waitHealthy(url);
+      await waitForOutput(server.output, 'listening on');
       const printed = server.output();
+      // Not a terminal: JSON lines, one per phase of the start, in order (docs/operations.md#starting).
+      const messages = printed.split('\n').filter((line) => line.startsWith('{')).map((line) => (JSON.parse(line) as { msg: string }).msg);
+      const phases = [
+        /^starting Gatehouse \d+\.\d+\.\d+ on Node\.js v24\./,
+        database.url === undefined
+          ? new RegExp(`^database: opening the embedded database in ${escaped(path.join(dir, 'pgdata'))}$`)
+          : new RegExp(`^database: PostgreSQL at ${escaped(masked(database.url))}$`),
+        /^migrations: (up to date|applied \d+, the newest \d{4}_\d\d_\d\d_\d{4}_\w+)$/,
+        /^first run: created a default organization, an admin user and a demo client$/,
+        /^signing keys: created RS256 key \d+ \(1 published\)$/,
+        new RegExp(`^listening on http://127\\.0\\.0\\.1:${port}, issuer http://localhost:${port}$`),
+      ];
+      const found = phases.map((phase) => messages.findIndex((message) => phase.test(message)));
+      expect({ found, messages }).toEqual({ found: [...found].sort((a, b) => a - b), messages });
+      expect(found).not.toContain(-1);
+      if (database.url !== undefined && new URL(database.url).password) expect(printed).not.toContain(new URL(database.url).password);
       expect(printed).toContain(`issuer: http://localhost:${port}`.replace('issuer: ', ''));
       expect(printed).toContain('/.well-known/openid-configuration');
       expect(printed).toContain('/oauth/v2/authorize?client_id=demo-web');
@@ -259,6 +299,21 @@ describe('gatehouse start', () => {
       expect(again.output()).not.toContain('/oauth/v2/authorize?client_id=demo-web');
     } finally {
       again.child.kill('SIGKILL');
+    }
+
+    // On a terminal (script(1) gives the process one) the same lines come out through pino-pretty.
+    const terminal = spawn('script', ['-qec', `'${process.execPath}' '${MAIN}' start`, '/dev/null'], { env: { ...process.env, ...env, GATEHOUSE_LOG_LEVEL: 'info' } });
+    let onTerminal = '';
+    terminal.stdout.on('data', (chunk: Buffer) => (onTerminal += chunk.toString()));
+    try {
+      await waitForOutput(() => onTerminal, 'listening on');
+      const lines = onTerminal.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/);
+      expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: first run: not needed, the database holds an instance \(no bootstrap file given\) \{"firstRun":false\}$/));
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^\\[[\\d:.]+\\] INFO: listening on http://127\\.0\\.0\\.1:${port}, issuer http://localhost:${port} \\{`)));
+      expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
+    } finally {
+      terminal.kill('SIGTERM');
+      await exited(terminal);
       await database.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     }
