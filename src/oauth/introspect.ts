@@ -33,7 +33,9 @@ export function introspectionEndpoint(gh: Gatehouse) {
     const token = required(params, 'token');
     const claims = await gh.tokens.verifyAccessToken(token);
     const caller = client.app;
-    let meant = claims !== undefined && meantFor(gh, claims, caller);
+    // A personal access token is meant for every application of the instance, as ZITADEL
+    // introspects one (it adds the introspecting client and project to the token's audience).
+    let meant = claims !== undefined && (claims.personal === true || meantFor(gh, claims, caller));
     if (meant instanceof Promise) meant = await meant; // only for a project id in the audience
     if (!claims || !meant) {
       sendJson(res, 200, { active: false });
@@ -54,7 +56,7 @@ export function introspectionEndpoint(gh: Gatehouse) {
       iat: claims.iat,
       nbf: claims.iat,
       sub: claims.sub,
-      aud: claims.audience,
+      aud: claims.personal ? [...new Set([...claims.audience, caller.clientId, caller.projectId])] : claims.audience,
       iss: gh.config.externalUrl,
       jti: claims.jti,
       username: user.loginName,

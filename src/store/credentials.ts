@@ -1,9 +1,9 @@
 /**
  * Credentials the management API changes (zitadel.user.v2): password hashes, machine secrets,
- * machine keys (listing with filters and paging, deletion) and password reset codes
+ * machine keys and personal access tokens (listing with filters and paging), key deletion and password reset codes
  * (`password_reset_codes`: one pending code per user, a salted hash and the count of wrong tries).
  */
-import { sql, type ExpressionBuilder, type SqlBool, type Expression } from 'kysely';
+import { sql, type ExpressionBuilder, type SqlBool, type Expression, type RawBuilder } from 'kysely';
 import type { DB } from './database.ts';
 import type { Database } from './schema.ts';
 import type { Page } from './list-query.ts';
@@ -68,65 +68,84 @@ export interface MachineKeyListRow {
   expires_at: Date | null;
 }
 
-type KeyScope = ExpressionBuilder<Database, 'machine_keys' | 'users'>;
+/** The tables of a machine user's credentials that the API lists alike (keys, personal access tokens). */
+export type CredentialTable = 'machine_keys' | 'personal_access_tokens';
+
+type KeyScope = ExpressionBuilder<Database, CredentialTable | 'users'>;
 
 const NEVER = sql<Date>`'infinity'::timestamptz`;
 
-function expiry(): Expression<Date> {
-  return sql<Date>`coalesce(machine_keys.expires_at, ${NEVER})`;
+/** The table's own columns, by name: both tables have id, user_id, created_at and expires_at. */
+function column<T>(table: CredentialTable, name: 'id' | 'user_id' | 'created_at' | 'expires_at'): RawBuilder<T> {
+  return sql.ref<T>(`${table}.${name}`);
 }
 
-function keyCondition(eb: KeyScope, filter: KeyFilter): Expression<SqlBool> {
+function expiry(table: CredentialTable): Expression<Date> {
+  return sql<Date>`coalesce(${column(table, 'expires_at')}, ${NEVER})`;
+}
+
+function keyCondition(eb: KeyScope, table: CredentialTable, filter: KeyFilter): Expression<SqlBool> {
   switch (filter.kind) {
     case 'keyId':
-      return eb('machine_keys.id', '=', filter.id);
+      return eb(column<string>(table, 'id'), '=', filter.id);
     case 'userId':
-      return eb('machine_keys.user_id', '=', filter.id);
+      return eb(column<string>(table, 'user_id'), '=', filter.id);
     case 'orgId':
       return eb('users.org_id', '=', filter.id);
     case 'createdAt':
-      return eb('machine_keys.created_at', filter.op, filter.at);
+      return eb(column<Date>(table, 'created_at'), filter.op, filter.at);
     case 'expiresAt':
-      return eb(expiry(), filter.op, filter.at);
+      return eb(expiry(table), filter.op, filter.at);
   }
 }
 
-function keyConditions(query: KeyQuery) {
+function keyConditions(table: CredentialTable, query: KeyQuery) {
   return (eb: KeyScope): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [eb('users.instance_id', '=', query.instanceId), eb('users.kind', '=', 'machine')];
     if (query.orgIds !== undefined) conditions.push(query.orgIds.length === 0 ? sql<SqlBool>`false` : eb('users.org_id', 'in', query.orgIds));
     if (query.rolesWithin !== undefined) conditions.push(eb.not(eb.exists(roleBeyond(eb, query.rolesWithin))));
-    for (const filter of query.filters) conditions.push(keyCondition(eb, filter));
+    for (const filter of query.filters) conditions.push(keyCondition(eb, table, filter));
     return eb.and(conditions);
   };
 }
 
-const SORT_COLUMNS = {
-  createdAt: sql.ref('machine_keys.created_at'),
-  id: sql.ref('machine_keys.id'),
-  userId: sql.ref('machine_keys.user_id'),
-  orgId: sql.ref('users.org_id'),
-  expiresAt: expiry(),
-} as const;
+function sortColumn(table: CredentialTable, column_: KeySortColumn): Expression<unknown> {
+  switch (column_) {
+    case 'createdAt':
+      return column(table, 'created_at');
+    case 'id':
+      return column(table, 'id');
+    case 'userId':
+      return column(table, 'user_id');
+    case 'orgId':
+      return sql.ref('users.org_id');
+    case 'expiresAt':
+      return expiry(table);
+  }
+}
 
-/** One page of machine keys and how many match in all. */
-export async function listMachineKeysPage(db: DB, query: KeyQuery): Promise<{ rows: MachineKeyListRow[]; total: number }> {
-  const where = keyConditions(query);
+/** One page of a machine credential table (keys or personal access tokens) and how many match in all. */
+export async function listMachineCredentialsPage(db: DB, table: CredentialTable, query: KeyQuery): Promise<{ rows: MachineKeyListRow[]; total: number }> {
+  const where = keyConditions(table, query);
   const direction = query.page.asc ? sql`asc` : sql`desc`;
+  // Typed as the keys' table: both tables have the columns selected here (CredentialTable).
+  const from = () => db.selectFrom(table as 'machine_keys').innerJoin('users', (join) => join.on(sql<SqlBool>`users.id = ${column(table, 'user_id')}`));
   const [rows, count] = await Promise.all([
-    db
-      .selectFrom('machine_keys')
-      .innerJoin('users', 'users.id', 'machine_keys.user_id')
-      .select(['machine_keys.id', 'machine_keys.user_id', 'users.org_id', 'machine_keys.created_at', 'machine_keys.expires_at'])
+    from()
+      .select([
+        column<string>(table, 'id').as('id'),
+        column<string>(table, 'user_id').as('user_id'),
+        'users.org_id',
+        column<Date>(table, 'created_at').as('created_at'),
+        column<Date | null>(table, 'expires_at').as('expires_at'),
+      ])
       .where(where)
-      .orderBy(sql`${SORT_COLUMNS[query.sortBy]} ${direction}`)
-      .orderBy(sql`machine_keys.id ${direction}`)
+      .orderBy(sql`${sortColumn(table, query.sortBy)} ${direction}`)
+      .orderBy(sql`${column(table, 'id')} ${direction}`)
       .offset(query.page.offset)
       .limit(query.page.limit)
       .execute(),
-    db
-      .selectFrom('machine_keys')
-      .innerJoin('users', 'users.id', 'machine_keys.user_id')
+    from()
       .select((eb) => eb.fn.countAll<string>().as('total'))
       .where(where)
       .executeTakeFirstOrThrow(),

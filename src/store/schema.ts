@@ -106,6 +106,16 @@ export interface MachineKeysTable extends PublicKeysTable {
   user_id: string;
 }
 
+export interface PersonalAccessTokensTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 of the token, hex (the token itself is shown once). */
+  token_hash: string;
+  scopes: string[];
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface AppKeysTable extends PublicKeysTable {
   app_id: string;
 }
@@ -494,6 +504,7 @@ export interface Database {
   org_authorization_counts: OrgAuthorizationCountsTable;
   user_roles: UserRolesTable;
   machine_keys: MachineKeysTable;
+  personal_access_tokens: PersonalAccessTokensTable;
   projects: ProjectsTable;
   project_roles: ProjectRolesTable;
   authorizations: AuthorizationsTable;

@@ -176,6 +176,14 @@ export async function recordSessionRevocations(trx: DB, sessions: readonly Revok
   if (sessions.length > 0) await recordRevocations(trx, sessions, 'session');
 }
 
+/**
+ * Revokes tokens by id inside the caller's transaction (a removed personal access token): the
+ * record every process's cache consults, announced at the commit.
+ */
+export async function recordTokenRevocations(trx: DB, tokens: readonly Revoked[]): Promise<void> {
+  if (tokens.length > 0) await recordRevocations(trx, tokens, 'access_token');
+}
+
 /** Revokes JWT access tokens by jti: they are not stored, so the jti itself is remembered. */
 export async function insertRevocation(db: DB, revoked: Revoked, kind: 'access_token'): Promise<void> {
   await db.transaction().execute((trx) => recordRevocations(trx, [revoked], kind));

@@ -80,6 +80,17 @@ function describeField(field: DescField): string {
  */
 const gatewayPrefixes: Record<string, string> = { 'zitadel.auth.v1': '/auth/v1', 'zitadel.management.v1': '/management/v1', 'zitadel.admin.v1': '/admin/v1' };
 
+/**
+ * REST bindings ZITADEL added after the release `@zitadel/proto` was built from, by method: its
+ * current user_service.proto binds the personal access token calls to these paths (and its docs
+ * name them), where the published descriptors have none yet.
+ */
+const laterBindings: Record<string, string> = {
+  'zitadel.user.v2.UserService.AddPersonalAccessToken': 'post /v2/users/{user_id}/pats body=* response=',
+  'zitadel.user.v2.UserService.RemovePersonalAccessToken': 'delete /v2/users/{user_id}/pats/{token_id} body= response=',
+  'zitadel.user.v2.UserService.ListPersonalAccessTokens': 'post /v2/users/pats/search body=* response=',
+};
+
 function httpRule(method: DescMethod, prefix = ''): string {
   if (!hasOption(method, http)) return 'none';
   const rule = getOption(method, http);
@@ -145,7 +156,8 @@ function compareServices(our: DescService, their: DescService): Comparison {
     if (method.methodKind !== match.methodKind) problems.push(`method ${method.name} is ${method.methodKind}, ZITADEL: ${match.methodKind}`);
     const ourRule = httpRule(method);
     const theirRule = httpRule(match, gatewayPrefixes[their.file.proto.package] ?? '');
-    if (ourRule !== theirRule) problems.push(`method ${method.name} binds ${ourRule}, ZITADEL: ${theirRule}`);
+    const later = theirRule === 'none' && laterBindings[`${our.typeName}.${method.name}`] === ourRule;
+    if (ourRule !== theirRule && !later) problems.push(`method ${method.name} binds ${ourRule}, ZITADEL: ${theirRule}`);
     compareMessage(method.input, match.input, true);
     compareMessage(method.output, match.output, false);
   }

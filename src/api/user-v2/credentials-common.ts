@@ -20,9 +20,9 @@ export function requireHuman(row: UserRow): void {
   if (row.kind !== 'human') throw apiError(Code.FailedPrecondition, 'USER-Machine', 'machine users have no password, email or second factor');
 }
 
-/** Keys and secrets: machine users only. */
+/** Keys, secrets and personal access tokens: machine users only. */
 export function requireMachine(row: UserRow): void {
-  if (row.kind !== 'machine') throw apiError(Code.FailedPrecondition, 'USER-Human', 'only machine users have keys and secrets');
+  if (row.kind !== 'machine') throw apiError(Code.FailedPrecondition, 'USER-Human', 'only machine users have keys, secrets and personal access tokens');
 }
 
 /**

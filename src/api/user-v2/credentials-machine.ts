@@ -36,7 +36,7 @@ import {
 } from '../../domain/credentials/machine-credentials.ts';
 import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
 import type { KeyFilter, KeySortColumn, TimeComparison } from '../../store/credentials.ts';
-import { listMachineKeysPage } from '../../store/credentials.ts';
+import { listMachineCredentialsPage } from '../../store/credentials.ts';
 import type { DB } from '../../store/database.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
@@ -70,18 +70,18 @@ const SORT_COLUMNS: Partial<Record<KeyFieldName, KeySortColumn>> = {
 };
 
 /** A timestamp of the request as a date; InvalidArgument when it names no representable time. */
-function dateOf(timestamp: Timestamp, field: string): Date {
+export function dateOf(timestamp: Timestamp, field: string): Date {
   const date = timestampDate(timestamp);
   if (Number.isNaN(date.getTime()) || date.getTime() >= LATEST_EXPIRY) throw fieldError(field, 'is out of range');
   return date;
 }
 
-function idOf(filter: IDFilter, field: string): string {
+export function idOf(filter: IDFilter, field: string): string {
   if (filter.id.length > MAX_ID_LENGTH) throw fieldError(`${field}.id`, `must be at most ${MAX_ID_LENGTH} characters`);
   return filter.id;
 }
 
-function timeOf(filter: TimestampFilter, field: string): { op: TimeComparison; at: Date } {
+export function timeOf(filter: TimestampFilter, field: string): { op: TimeComparison; at: Date } {
   if (filter.timestamp === undefined) throw fieldError(`${field}.timestamp`, 'is required');
   const op = COMPARISONS[filter.method];
   if (op === undefined) throw fieldError(`${field}.method`, 'unknown timestamp filter method');
@@ -106,13 +106,15 @@ function keyFilter(filter: KeysSearchFilter, at: string): KeyFilter {
   }
 }
 
+/** The machine user a call names, for an administrator of it. */
+export async function machineTargetOf(gh: Gatehouse, db: DB, principal: Principal, userId: string): Promise<MachineChange> {
+  const target = await targetUser(db, gh.instanceId, principal, userId, { allowSelf: false });
+  requireMachine(target.row);
+  return { userId: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id, creator: creatorOf(principal) };
+}
+
 export function machineMethods(gh: Gatehouse): MachineMethods {
-  /** The machine user the call names, for an administrator of it. */
-  async function machineTarget(db: DB, principal: Principal, userId: string): Promise<MachineChange> {
-    const target = await targetUser(db, gh.instanceId, principal, userId, { allowSelf: false });
-    requireMachine(target.row);
-    return { userId: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id, creator: creatorOf(principal) };
-  }
+  const machineTarget = (db: DB, principal: Principal, userId: string) => machineTargetOf(gh, db, principal, userId);
 
   return {
     async addKey(req, ctx) {
@@ -153,7 +155,7 @@ export function machineMethods(gh: Gatehouse): MachineMethods {
       const sortBy = SORT_COLUMNS[req.sortingColumn ?? KeyFieldName.UNSPECIFIED];
       if (sortBy === undefined) throw fieldError('sortingColumn', 'unknown key field');
       const page = pageOf(req.pagination);
-      const { rows, total } = await listMachineKeysPage(gh.db, {
+      const { rows, total } = await listMachineCredentialsPage(gh.db, 'machine_keys', {
         instanceId: gh.instanceId,
         orgIds: listFilter(managed),
         rolesWithin: listFilter(managed),

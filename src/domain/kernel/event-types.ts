@@ -78,6 +78,8 @@ export interface UserEvents {
   'user.human.passwordless.initialization.code.added': { codeId: string; delivery: 'send' | 'return' };
   'user.machine.key.added': { keyId: string; expiresAt: string | null; generated?: boolean };
   'user.machine.key.removed': { keyId: string };
+  'user.personal.access.token.added': { tokenId: string; expiresAt: string };
+  'user.personal.access.token.removed': { tokenId: string };
   'user.machine.secret.set': Empty;
   'user.machine.secret.removed': Empty;
   /** Organization roles given to the user, in `orgId` (the ones it did not have yet). */
@@ -177,6 +179,8 @@ export const EVENT_AGGREGATES = {
   'user.human.passwordless.initialization.code.added': 'user',
   'user.machine.key.added': 'user',
   'user.machine.key.removed': 'user',
+  'user.personal.access.token.added': 'user',
+  'user.personal.access.token.removed': 'user',
   'user.machine.secret.set': 'user',
   'user.machine.secret.removed': 'user',
   'user.roles.added': 'user',

@@ -16,6 +16,11 @@ export interface AccessTokenClaims {
   /** When and how the user signed in, when the token came from a sign-in (RFC 9068 §2.2.1). */
   authTime?: Date | undefined;
   amr?: string[] | undefined;
+  /**
+   * A machine user's personal access token (personal-access-tokens.ts): introspection finds it meant
+   * for every application of the instance, as ZITADEL adds the introspecting client to its audience.
+   */
+  personal?: true | undefined;
 }
 
 export interface IssuedAccessToken {

@@ -64,7 +64,7 @@ async function activeUser(directory: Directory, instanceId: string, userId: stri
  * same second (ids.ts idTime): a token issued just after a user's tokens were ended, in the same
  * second, must not be taken for one issued before.
  */
-export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor'> & { iat?: number | undefined; jti?: string | undefined; issuedAt?: Date | undefined };
+export type TokenUsers = Pick<AccessTokenClaims, 'sub' | 'actor' | 'personal'> & { iat?: number | undefined; jti?: string | undefined; issuedAt?: Date | undefined };
 
 /** When the token was issued, as precisely as it tells (the jti is parsed only when asked). */
 export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>): IssueTime | undefined {
@@ -90,7 +90,10 @@ export function issuedAtOf(token: Pick<TokenUsers, 'iat' | 'jti' | 'issuedAt'>):
 export async function activeTokenUser(directory: Directory, instanceId: string, token: TokenUsers): Promise<User | undefined> {
   const chain = actorChain(token.actor);
   if (!chain) return undefined;
-  const issued = issuedAtOf(token);
+  // A personal access token is a credential of its machine user, as its keys are: it goes on after
+  // a deactivation or lock is lifted (docs/management-api.md#personal-access-tokens); it is removed
+  // with its user. Every other token ends with the access its user had when it was issued.
+  const issued = token.personal ? undefined : issuedAtOf(token);
   const user = await activeUser(directory, instanceId, token.sub, issued);
   if (!user) return undefined;
   for (const actorId of chain) {

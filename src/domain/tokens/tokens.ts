@@ -31,6 +31,8 @@ import { signOwnJwt, verifyOwnJwt } from './own-jwt.ts';
 import type { AccessTokenClaims, IssuedAccessToken } from './access-token-claims.ts';
 import { RevocationCache } from './revocation-cache.ts';
 import { TurnBatch } from '../kernel/turn-batch.ts';
+import { findPersonalAccessToken } from '../../store/personal-access-tokens.ts';
+import { isPersonalAccessToken } from './personal-access-tokens.ts';
 import type { AccessTokenType } from '../../oidc/vocabulary.ts';
 
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
@@ -209,7 +211,8 @@ export class Tokens {
   /** The claims of a valid, unexpired, unrevoked access token; undefined for anything else. */
   async verifyAccessToken(token: string, now = Date.now()): Promise<AccessTokenClaims | undefined> {
     if (token.length === 0 || token.length > 8192) return undefined;
-    return token.includes('.') ? this.#verifyJwt(token, now) : this.#verifyOpaque(token, now);
+    if (token.includes('.')) return this.#verifyJwt(token, now);
+    return isPersonalAccessToken(token) ? this.#verifyPersonal(token, now) : this.#verifyOpaque(token, now);
   }
 
   async #verifyJwt(token: string, now: number): Promise<AccessTokenClaims | undefined> {
@@ -275,6 +278,44 @@ export class Tokens {
     const claims = claimsOfRow(row);
     this.revocations.remember(hash, { claims, instanceId: row.instance_id }, epoch);
     return claims;
+  }
+
+  /**
+   * A personal access token (personal-access-tokens.ts): cached by hash as stored access tokens are;
+   * a removal revokes its id, which drops it from the cache; its user's state is the caller's check.
+   */
+  async #verifyPersonal(token: string, now: number): Promise<AccessTokenClaims | undefined> {
+    const hash = sha256(token);
+    const cached = this.revocations.token(hash);
+    if (cached) {
+      if (cached.claims.exp * 1000 <= now) {
+        this.revocations.forget(hash);
+        return undefined;
+      }
+      return this.revocations.anyRevoked([cached.claims.jti], now) === false ? cached.claims : undefined;
+    }
+    const epoch = this.revocations.epoch;
+    const row = await findPersonalAccessToken(this.#db, hash);
+    // A removed token's row is gone: the lookup itself answers for it.
+    if (!row || row.expires_at.getTime() <= now) return undefined;
+    const claims: AccessTokenClaims = {
+      jti: row.id,
+      sub: row.user_id,
+      // The machine user is the client of its own token (it has no application).
+      clientId: row.user_id,
+      scopes: row.scopes,
+      audience: [this.#config.issuer],
+      iat: Math.floor(row.created_at.getTime() / 1000),
+      exp: Math.floor(row.expires_at.getTime() / 1000),
+      personal: true,
+    };
+    this.revocations.remember(hash, { claims, instanceId: row.instance_id }, epoch);
+    return claims;
+  }
+
+  /** Drops removed personal access tokens from this process's cache at once (others follow the revocation's announcement). */
+  forgetPersonalAccessToken(revoked: { id: string; until: number }): void {
+    this.revocations.add([revoked]);
   }
 
   /** Revokes one access token (RFC 7009 §2.1: an access token revokes only itself). */

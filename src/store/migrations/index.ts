@@ -19,6 +19,7 @@ import * as registrationLimits from './2026_11_26_0016_registration_limits.ts';
 import * as emailIndex from './2026_11_26_0017_email_index.ts';
 import * as userLists from './2026_11_26_0018_user_lists.ts';
 import * as authorizationLists from './2026_11_26_0019_authorization_lists.ts';
+import * as personalAccessTokens from './2026_11_26_0020_personal_access_tokens.ts';
 import * as policies from './2026_11_26_0021_policies.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0017_email_index': emailIndex,
   '2026_11_26_0018_user_lists': userLists,
   '2026_11_26_0019_authorization_lists': authorizationLists,
+  '2026_11_26_0020_personal_access_tokens': personalAccessTokens,
   '2026_11_26_0021_policies': policies,
 };

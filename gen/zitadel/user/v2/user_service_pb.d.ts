@@ -21,6 +21,7 @@ import type { SearchQuery, UserFieldName } from "./query_pb.js";
 import type { PasskeyAuthenticator, PasskeyRegistrationCode, ReturnPasskeyRegistrationCode, SendPasskeyRegistrationLink } from "./auth_pb.js";
 import type { PaginationRequest, PaginationResponse } from "../../filter/v2/filter_pb.js";
 import type { Key, KeyFieldName, KeysSearchFilter } from "./key_pb.js";
+import type { PersonalAccessToken, PersonalAccessTokenFieldName, PersonalAccessTokensSearchFilter } from "./pat_pb.js";
 
 /**
  * Describes the file zitadel/user/v2/user_service.proto.
@@ -1478,6 +1479,147 @@ export declare type ListKeysResponse = Message<"zitadel.user.v2.ListKeysResponse
 export declare const ListKeysResponseSchema: GenMessage<ListKeysResponse>;
 
 /**
+ * @generated from message zitadel.user.v2.AddPersonalAccessTokenRequest
+ */
+export declare type AddPersonalAccessTokenRequest = Message<"zitadel.user.v2.AddPersonalAccessTokenRequest"> & {
+  /**
+   * A machine user.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Required: a personal access token always expires.
+   *
+   * @generated from field: google.protobuf.Timestamp expiration_date = 2;
+   */
+  expirationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.AddPersonalAccessTokenRequest.
+ * Use `create(AddPersonalAccessTokenRequestSchema)` to create a new message.
+ */
+export declare const AddPersonalAccessTokenRequestSchema: GenMessage<AddPersonalAccessTokenRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.AddPersonalAccessTokenResponse
+ */
+export declare type AddPersonalAccessTokenResponse = Message<"zitadel.user.v2.AddPersonalAccessTokenResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 1;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string token_id = 2;
+   */
+  tokenId: string;
+
+  /**
+   * The token, returned only here; only its hash is kept.
+   *
+   * @generated from field: string token = 3;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message zitadel.user.v2.AddPersonalAccessTokenResponse.
+ * Use `create(AddPersonalAccessTokenResponseSchema)` to create a new message.
+ */
+export declare const AddPersonalAccessTokenResponseSchema: GenMessage<AddPersonalAccessTokenResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.RemovePersonalAccessTokenRequest
+ */
+export declare type RemovePersonalAccessTokenRequest = Message<"zitadel.user.v2.RemovePersonalAccessTokenRequest"> & {
+  /**
+   * A machine user.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string token_id = 2;
+   */
+  tokenId: string;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RemovePersonalAccessTokenRequest.
+ * Use `create(RemovePersonalAccessTokenRequestSchema)` to create a new message.
+ */
+export declare const RemovePersonalAccessTokenRequestSchema: GenMessage<RemovePersonalAccessTokenRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.RemovePersonalAccessTokenResponse
+ */
+export declare type RemovePersonalAccessTokenResponse = Message<"zitadel.user.v2.RemovePersonalAccessTokenResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RemovePersonalAccessTokenResponse.
+ * Use `create(RemovePersonalAccessTokenResponseSchema)` to create a new message.
+ */
+export declare const RemovePersonalAccessTokenResponseSchema: GenMessage<RemovePersonalAccessTokenResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.ListPersonalAccessTokensRequest
+ */
+export declare type ListPersonalAccessTokensRequest = Message<"zitadel.user.v2.ListPersonalAccessTokensRequest"> & {
+  /**
+   * @generated from field: optional zitadel.filter.v2.PaginationRequest pagination = 1;
+   */
+  pagination?: PaginationRequest | undefined;
+
+  /**
+   * @generated from field: optional zitadel.user.v2.PersonalAccessTokenFieldName sorting_column = 2;
+   */
+  sortingColumn?: PersonalAccessTokenFieldName | undefined;
+
+  /**
+   * Every filter must match.
+   *
+   * @generated from field: repeated zitadel.user.v2.PersonalAccessTokensSearchFilter filters = 3;
+   */
+  filters: PersonalAccessTokensSearchFilter[];
+};
+
+/**
+ * Describes the message zitadel.user.v2.ListPersonalAccessTokensRequest.
+ * Use `create(ListPersonalAccessTokensRequestSchema)` to create a new message.
+ */
+export declare const ListPersonalAccessTokensRequestSchema: GenMessage<ListPersonalAccessTokensRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.ListPersonalAccessTokensResponse
+ */
+export declare type ListPersonalAccessTokensResponse = Message<"zitadel.user.v2.ListPersonalAccessTokensResponse"> & {
+  /**
+   * @generated from field: zitadel.filter.v2.PaginationResponse pagination = 1;
+   */
+  pagination?: PaginationResponse | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.user.v2.PersonalAccessToken result = 2;
+   */
+  result: PersonalAccessToken[];
+};
+
+/**
+ * Describes the message zitadel.user.v2.ListPersonalAccessTokensResponse.
+ * Use `create(ListPersonalAccessTokensResponseSchema)` to create a new message.
+ */
+export declare const ListPersonalAccessTokensResponseSchema: GenMessage<ListPersonalAccessTokensResponse>;
+
+/**
  * @generated from message zitadel.user.v2.ListAuthenticationMethodTypesRequest
  */
 export declare type ListAuthenticationMethodTypesRequest = Message<"zitadel.user.v2.ListAuthenticationMethodTypesRequest"> & {
@@ -1884,6 +2026,36 @@ export declare const UserService: GenService<{
     methodKind: "unary";
     input: typeof ListKeysRequestSchema;
     output: typeof ListKeysResponseSchema;
+  },
+  /**
+   * Adds a personal access token to a machine user and returns it once; the expiry is required.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.AddPersonalAccessToken
+   */
+  addPersonalAccessToken: {
+    methodKind: "unary";
+    input: typeof AddPersonalAccessTokenRequestSchema;
+    output: typeof AddPersonalAccessTokenResponseSchema;
+  },
+  /**
+   * Removes a personal access token of a machine user; it stops authenticating at once.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.RemovePersonalAccessToken
+   */
+  removePersonalAccessToken: {
+    methodKind: "unary";
+    input: typeof RemovePersonalAccessTokenRequestSchema;
+    output: typeof RemovePersonalAccessTokenResponseSchema;
+  },
+  /**
+   * Lists the personal access tokens the caller may see, filtered, sorted and paged.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.ListPersonalAccessTokens
+   */
+  listPersonalAccessTokens: {
+    methodKind: "unary";
+    input: typeof ListPersonalAccessTokensRequestSchema;
+    output: typeof ListPersonalAccessTokensResponseSchema;
   },
   /**
    * Lists the kinds of sign-in method the user has set up.
