@@ -8,6 +8,8 @@ import type { Locale } from './locale.ts';
 export interface PageTexts {
   lang: Locale;
   appName: string;
+  /** Above the heading of a page some application asked for. */
+  signInTo: (application: string) => string;
   // error page
   errorTitle: string;
   errorCode: string;
@@ -20,6 +22,7 @@ export interface PageTexts {
 const en: PageTexts = {
   lang: 'en',
   appName: 'Gatehouse',
+  signInTo: (application) => `Sign in to ${application}`,
   errorTitle: 'Something went wrong',
   errorCode: 'Error code',
   errorDetails: 'Details',
@@ -44,6 +47,7 @@ const en: PageTexts = {
 const de: PageTexts = {
   lang: 'de',
   appName: 'Gatehouse',
+  signInTo: (application) => `Anmelden bei ${application}`,
   errorTitle: 'Etwas ist schiefgelaufen',
   errorCode: 'Fehlercode',
   errorDetails: 'Details',

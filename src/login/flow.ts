@@ -13,6 +13,7 @@ import { limitKeyOf } from '../http/client-address.ts';
 import { showErrorPage } from '../http/error-page.ts';
 import { parseParams, readForm } from '../http/form.ts';
 import { html, type Html } from '../http/html.ts';
+import { page, type PageParts } from '../http/page.ts';
 import { negotiateLocale } from '../http/locale.ts';
 import { AUTHORIZE_CALLBACK_PATH, LOGIN_UI_PATH } from '../http/paths.ts';
 import { formTargetOf, sendPage, seeOther } from '../http/respond.ts';
@@ -21,11 +22,13 @@ import { messagesFor, type Messages } from './messages.ts';
 
 export const REQUEST_PARAM = 'authRequestID';
 
-export type StepName = 'login' | 'password' | 'otp' | 'accounts' | 'register';
+export type StepName = 'login' | 'password' | 'password-reset' | 'otp' | 'accounts' | 'register';
 
 export interface Step {
   request: AuthRequest;
   m: Messages;
+  /** The name of the application the request comes from; undefined for the login UI's own requests (no client). */
+  application: string | undefined;
   /** The CSRF token the page's forms carry. */
   csrf: string;
 }
@@ -35,14 +38,18 @@ export interface Submission extends Step {
   form: ReadonlyMap<string, string>;
 }
 
-/** Where a step's form posts to (the request id travels in the form). */
-export function stepAction(step: StepName): string {
-  return `${LOGIN_UI_PATH}/${step}`;
-}
-
 /** A link to a step of this request. */
 export function stepPath(step: StepName, requestId: string): string {
-  return `${stepAction(step)}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
+  return `${LOGIN_UI_PATH}/${step}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
+}
+
+/**
+ * Where a step's form posts to: the step's own address with the request id in the query (besides
+ * the hidden field), so the answer to a refused post stands at an address that names the request: a
+ * reload or a bookmark of it opens the step again instead of losing the sign-in.
+ */
+export function stepAction(step: StepName, requestId: string): string {
+  return stepPath(step, requestId);
 }
 
 /** The key failed sign-ins are counted against (docs/security.md 10.11; http/client-address.ts). */
@@ -71,24 +78,35 @@ function localeOf(req: Request, request: AuthRequest): Messages {
   return messagesFor(negotiateLocale(request.uiLocales, req.headers['accept-language']));
 }
 
+/** The name of the request's application (from the directory's cache), for "Sign in to …". */
+async function applicationOf(gh: Gatehouse, request: AuthRequest): Promise<string | undefined> {
+  if (request.clientId === '') return undefined;
+  return (await gh.directory.application(gh.instanceId, request.clientId))?.name;
+}
+
 /** GET of a step: the request, or undefined when the error page has been sent. */
 export async function openStep(gh: Gatehouse, req: Request, res: Response): Promise<Step | undefined> {
   const request = await findRequest(gh, req, queryOf(req).get(REQUEST_PARAM));
   if (!request) return requestExpired(req, res);
-  return { request, m: localeOf(req, request), csrf: csrfTokenFor(gh, req, res) };
+  return { request, m: localeOf(req, request), application: await applicationOf(gh, request), csrf: csrfTokenFor(gh, req, res) };
 }
 
 /** POST of a step: the form of a known request with a valid CSRF token, or undefined (error page sent). */
 export async function submitStep(gh: Gatehouse, req: Request, res: Response): Promise<Submission | undefined> {
   const form = await readForm(req, gh.config.maxBodyBytes);
-  const request = await findRequest(gh, req, form.get(REQUEST_PARAM));
+  const request = await findRequest(gh, req, form.get(REQUEST_PARAM) ?? queryOf(req).get(REQUEST_PARAM));
   if (!request) return requestExpired(req, res);
   const m = localeOf(req, request);
   if (!csrfValid(gh, req, form)) {
     refuseForgedForm(res, m);
     return undefined;
   }
-  return { request, m, csrf: form.get(CSRF_FIELD)!, form };
+  return { request, m, application: await applicationOf(gh, request), csrf: form.get(CSRF_FIELD)!, form };
+}
+
+/** A step's page: the shell (http/page.ts) with the request's application named above the heading. */
+export function stepPage(step: Step, parts: Omit<PageParts, 'm' | 'application'>): Html {
+  return page({ ...parts, m: step.m, application: step.application });
 }
 
 /** The hidden fields of every step form. */

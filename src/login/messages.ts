@@ -85,6 +85,23 @@ export interface Messages extends PageTexts {
   policyUnmet: (missing: string[]) => string;
   passwordMismatch: string;
   haveAccount: string;
+  // forgot password (docs/login-ui.md#forgot-your-password)
+  forgotPassword: string;
+  resetTitle: string;
+  resetIntro: string;
+  resetSend: string;
+  resetSentTitle: string;
+  resetSentText: string;
+  backToSignIn: string;
+  setPasswordTitle: string;
+  setPasswordIntro: string;
+  newPassword: string;
+  setPasswordSubmit: string;
+  resetLinkInvalid: string;
+  resetLinkExpired: string;
+  passwordChangedTitle: string;
+  passwordChangedText: string;
+  passwordChangedNotice: string;
   // logged out
   loggedOutTitle: string;
   loggedOutText: string;
@@ -183,6 +200,22 @@ const en: Messages = {
   policyUnmet: (missing) => `The password does not meet the policy. It still needs: ${missing.join('; ')}.`,
   passwordMismatch: 'The passwords do not match.',
   haveAccount: 'I already have an account',
+  forgotPassword: 'Forgot your password?',
+  resetTitle: 'Reset your password',
+  resetIntro: 'We will send a link to set a new password to the verified email address of this account.',
+  resetSend: 'Send the link',
+  resetSentTitle: 'Check your email',
+  resetSentText: 'If this account has a verified email address, a link to set a new password is on its way there. The link is valid for one hour. If no mail arrives within a few minutes, check your spam folder or ask again later.',
+  backToSignIn: 'Back to sign-in',
+  setPasswordTitle: 'Set a new password',
+  setPasswordIntro: 'Choose a new password for your account. Afterwards you are signed out everywhere, and you sign in with the new password.',
+  newPassword: 'New password',
+  setPasswordSubmit: 'Set the new password',
+  resetLinkInvalid: 'This link is not valid: it may have been used already or replaced by a newer one. Ask for a new link with "Forgot your password?" when you sign in.',
+  resetLinkExpired: 'This link has expired. Ask for a new link with "Forgot your password?" when you sign in.',
+  passwordChangedTitle: 'Password changed',
+  passwordChangedText: 'Your password has been changed and you have been signed out everywhere. Sign in with your new password in the application you use. You can close this window now.',
+  passwordChangedNotice: 'Your password has been changed. Sign in with your new password.',
   loggedOutTitle: 'You are signed out',
   loggedOutText: 'You have been signed out. You can close this window now.',
   logoutTitle: 'Sign out?',
@@ -278,6 +311,22 @@ const de: Messages = {
   policyUnmet: (missing) => `Das Passwort erfüllt die Richtlinie nicht. Es muss noch enthalten: ${missing.join('; ')}.`,
   passwordMismatch: 'Die Passwörter stimmen nicht überein.',
   haveAccount: 'Ich habe bereits ein Konto',
+  forgotPassword: 'Passwort vergessen?',
+  resetTitle: 'Passwort zurücksetzen',
+  resetIntro: 'Wir senden einen Link zum Setzen eines neuen Passworts an die bestätigte E-Mail-Adresse dieses Kontos.',
+  resetSend: 'Link senden',
+  resetSentTitle: 'Sehen Sie in Ihr Postfach',
+  resetSentText: 'Wenn dieses Konto eine bestätigte E-Mail-Adresse hat, ist ein Link zum Setzen eines neuen Passworts dorthin unterwegs. Der Link ist eine Stunde lang gültig. Wenn in einigen Minuten keine E-Mail ankommt, sehen Sie im Spam-Ordner nach oder fragen Sie später erneut an.',
+  backToSignIn: 'Zurück zur Anmeldung',
+  setPasswordTitle: 'Neues Passwort setzen',
+  setPasswordIntro: 'Wählen Sie ein neues Passwort für Ihr Konto. Danach sind Sie überall abgemeldet und melden sich mit dem neuen Passwort an.',
+  newPassword: 'Neues Passwort',
+  setPasswordSubmit: 'Neues Passwort setzen',
+  resetLinkInvalid: 'Dieser Link ist nicht gültig: Er wurde vielleicht schon verwendet oder durch einen neueren ersetzt. Fordern Sie bei der Anmeldung mit „Passwort vergessen?“ einen neuen Link an.',
+  resetLinkExpired: 'Dieser Link ist abgelaufen. Fordern Sie bei der Anmeldung mit „Passwort vergessen?“ einen neuen Link an.',
+  passwordChangedTitle: 'Passwort geändert',
+  passwordChangedText: 'Ihr Passwort wurde geändert, und Sie wurden überall abgemeldet. Melden Sie sich in Ihrer Anwendung mit dem neuen Passwort an. Sie können dieses Fenster jetzt schließen.',
+  passwordChangedNotice: 'Ihr Passwort wurde geändert. Melden Sie sich mit dem neuen Passwort an.',
   loggedOutTitle: 'Sie sind abgemeldet',
   loggedOutText: 'Sie wurden abgemeldet. Sie können dieses Fenster jetzt schließen.',
   logoutTitle: 'Abmelden?',

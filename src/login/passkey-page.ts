@@ -13,7 +13,7 @@ import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { html, type Html } from '../http/html.ts';
 import { LOGIN_UI_PATH } from '../http/paths.ts';
 import { formTargetOf, securityHeaders } from '../http/respond.ts';
-import { PASSKEY_STEP_PATH, stepFields, type Step } from './flow.ts';
+import { PASSKEY_STEP_PATH, REQUEST_PARAM, stepFields, type Step } from './flow.ts';
 
 const script = readFileSync(new URL('../http/assets/passkey.js', import.meta.url));
 const version = createHash('sha256').update(script).digest('hex').slice(0, 12);
@@ -48,7 +48,7 @@ export function passkeysEnabled(gh: Gatehouse): boolean {
  */
 export function passkeyForm(step: Step, mode: PasskeyMode, options: { autofill?: boolean } = {}): Html {
   const { m } = step;
-  return html`<form method="post" action="${PASSKEY_STEP_PATH}" class="passkey" data-options="${PASSKEY_OPTIONS_PATH}" data-refused="${m.passkeyRefused}"${options.autofill === true ? html` data-autofill` : ''} hidden>
+  return html`<form method="post" action="${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(step.request.id)}" class="passkey" data-options="${PASSKEY_OPTIONS_PATH}" data-refused="${m.passkeyRefused}"${options.autofill === true ? html` data-autofill` : ''} hidden>
 ${stepFields(step)}
 <input type="hidden" name="mode" value="${mode}">
 <input type="hidden" name="challengeId" value="">

@@ -8,6 +8,7 @@ import type { Gatehouse } from '../context.ts';
 import { showErrorPage } from '../http/error-page.ts';
 import { logAnswer, RetryLater, toOAuthError } from '../http/errors.ts';
 import { negotiateLocale } from '../http/locale.ts';
+import { serveFavicon } from '../http/favicon.ts';
 import { serveStylesheet } from '../http/stylesheet.ts';
 import { messagesFor } from './messages.ts';
 import { servePasskeyScript } from './passkey-page.ts';
@@ -18,6 +19,7 @@ import { otpStep } from './steps/otp.ts';
 import { passkeyStep } from './steps/passkey.ts';
 import { passkeysPage } from './steps/passkeys-page.ts';
 import { passwordStep } from './steps/password.ts';
+import { passwordChangedPage, passwordResetStep, setPasswordPage } from './steps/password-reset.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
 import { logoutStep } from './steps/logout.ts';
@@ -37,6 +39,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   const steps = {
     login: loginNameStep(gh),
     password: passwordStep(gh),
+    'password-reset': passwordResetStep(gh),
     otp: otpStep(gh),
     accounts: accountsStep(gh),
     register: registerStep(gh),
@@ -61,6 +64,13 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.all('/passkeys', notAllowed('GET, POST'));
   router.post('/passkeys/options', passkeys.options);
   router.all('/passkeys/options', notAllowed('POST'));
+  // The target of a reset mail's link (no authRequestID needed), and the end of a reset no sign-in started.
+  const setPassword = setPasswordPage(gh);
+  router.get('/set-password', setPassword.show);
+  router.post('/set-password', setPassword.submit);
+  router.all('/set-password', notAllowed('GET, POST'));
+  router.get('/password-changed', passwordChangedPage);
+  router.all('/password-changed', notAllowed('GET'));
   router.get('/logged-out', loggedOutStep);
   router.all('/logged-out', notAllowed('GET'));
   // Not part of a sign-in: the target of the link in a code mail (no authRequestID).
@@ -74,6 +84,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.all('/logout', notAllowed('GET, POST'));
   router.get('/assets/gatehouse.css', serveStylesheet);
   router.get('/assets/passkey.js', servePasskeyScript);
+  router.get('/assets/favicon.svg', serveFavicon);
 
   router.use((req: Request, res: Response) => {
     const m = messagesFor(negotiateLocale([], req.headers['accept-language']));

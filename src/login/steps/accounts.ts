@@ -12,10 +12,9 @@ import type { AuthRequest } from '../../domain/sign-in/auth-requests.ts';
 import type { User } from '../../domain/instance/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
 import { finishWithSession } from '../finish.ts';
-import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 
 interface Account {
@@ -54,7 +53,7 @@ function render(res: Response, step: Step, status: number, accounts: Account[], 
 </button></li>`;
   });
   const body = html`<p>${m.accountsIntro}</p>
-<form method="post" action="${stepAction('accounts')}">
+<form method="post" action="${stepAction('accounts', request.id)}">
 ${stepFields(step)}
 <ul class="accounts">
 ${items}
@@ -63,7 +62,7 @@ ${items}
 <nav class="links">
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.accountsTitle, alert, body }));
+  sendStep(res, step, status, stepPage(step, { title: m.accountsTitle, alert, body }));
 }
 
 export function accountsStep(gh: Gatehouse) {

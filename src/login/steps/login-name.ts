@@ -13,9 +13,8 @@ import type { Gatehouse } from '../../context.ts';
 import { activeSessions } from '../../domain/sign-in/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
-import { goToFirstFactor, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { goToFirstFactor, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../../domain/users/registration.ts';
@@ -38,7 +37,7 @@ export async function renderLoginName(gh: Gatehouse, res: Response, step: Step, 
   const canRegister = (await registrationOrg(gh, request)) !== undefined; // the application's organization allows it
   const passkeys = passkeysEnabled(gh);
   const body = html`<p>${m.loginIntro}</p>
-<form method="post" action="${stepAction('login')}">
+<form method="post" action="${stepAction('login', request.id)}">
 ${stepFields(step)}
 ${field({ name: 'loginName', label: m.loginName, value, autocomplete: passkeys ? 'username webauthn' : 'username', hint: m.loginNameHint, error, autofocus: true, maxLength: MAX_LOGIN_NAME, verbatim: true })}
 ${button(m.next)}
@@ -48,7 +47,7 @@ ${passkeys ? passkeyForm(step, 'login', { autofill: problem.alert === undefined 
 ${signedIn ? link(stepPath('accounts', request.id), m.chooseSignedIn) : ''}
 ${canRegister ? link(stepPath('register', request.id), m.createAccount) : ''}
 </nav>`;
-  const shown = page({ m, title: m.loginTitle, alert: problem.alert ?? (error ? m.fixFields : undefined), body });
+  const shown = stepPage(step, { title: m.loginTitle, alert: problem.alert ?? (error ? m.fixFields : undefined), body });
   if (passkeys) sendPasskeyStep(res, step, status, shown);
   else sendStep(res, step, status, shown);
 }

@@ -16,10 +16,9 @@ import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lo
 import { checkOtpCode } from '../../domain/credentials/otp.ts';
 import { pendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 
 /** Longer than any code: a longer input is refused without checking. */
@@ -29,7 +28,7 @@ function render(res: Response, step: Step, status: number, loginName: string, pr
   const { m, request } = step;
   const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
 <p>${m.otpIntro}</p>
-<form method="post" action="${stepAction('otp')}">
+<form method="post" action="${stepAction('otp', request.id)}">
 ${stepFields(step)}
 ${field({ name: 'code', label: m.otpCode, autocomplete: 'one-time-code', error: problem?.field, autofocus: true, maxLength: MAX_CODE_LENGTH, verbatim: true })}
 ${button(m.signIn)}
@@ -37,7 +36,7 @@ ${button(m.signIn)}
 <nav class="links">
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.otpTitle, alert: problem?.alert, body }));
+  sendStep(res, step, status, stepPage(step, { title: m.otpTitle, alert: problem?.alert, body }));
 }
 
 function minutesUntil(until: Date, now: Date): number {

@@ -19,10 +19,9 @@ import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
 import { relyingParty } from '../../domain/passkeys/passkey-party.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { securityHeaders } from '../../http/respond.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, goToStep, openStep, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 import { passkeyForm, sendPasskeyStep, type PasskeyMode } from '../passkey-page.ts';
 import { renderLoginName } from './login-name.ts';
@@ -39,7 +38,7 @@ ${passkeyForm(step, 'passkey')}
 ${link(stepPath('password', request.id), m.usePassword)}
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
-  sendPasskeyStep(res, step, status, page({ m, title: m.passkeyTitle, alert, body }));
+  sendPasskeyStep(res, step, status, stepPage(step, { title: m.passkeyTitle, alert, body }));
 }
 
 /** The user the request's login name named, when it has a passkey of this relying party. */

@@ -13,27 +13,28 @@ import { hasReadyOtp } from '../../domain/credentials/otp.ts';
 import { checkPassword } from '../../domain/sign-in/password-check.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { markOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { rememberedLoginName } from '../../store/auth-requests.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { PASSWORD_CHANGED_NOTICE, passwordResetOffered } from './password-reset.ts';
+import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../../domain/credentials/password-policy.ts';
 
-function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
+function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }, notice?: string): void {
   const { m, request } = step;
   const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
-<form method="post" action="${stepAction('password')}">
+<form method="post" action="${stepAction('password', request.id)}">
 ${stepFields(step)}
 <input type="text" name="username" value="${loginName}" autocomplete="username" hidden>
 ${field({ name: 'password', label: m.password, type: 'password', autocomplete: 'current-password', error: problem?.field, autofocus: true, maxLength: PASSWORD_MAX_LENGTH })}
 ${button(m.signIn)}
 </form>
 <nav class="links">
+${passwordResetOffered(request) ? link(stepPath('password-reset', request.id), m.forgotPassword) : ''}
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.passwordTitle, alert: problem?.alert, body }));
+  sendStep(res, step, status, stepPage(step, { title: m.passwordTitle, notice, alert: problem?.alert, body }));
 }
 
 function minutesUntil(until: Date, now = Date.now()): number {
@@ -47,7 +48,9 @@ export function passwordStep(gh: Gatehouse) {
       if (!step) return;
       const loginName = await rememberedLoginName(gh.db, step.request.id);
       if (loginName === undefined) return goToStep(gh, res, 'login', step.request.id);
-      render(res, step, 200, loginName);
+      // After "Forgot your password?" (steps/password-reset.ts): a fixed word, never text from the URL.
+      const notice = req.query['notice'] === PASSWORD_CHANGED_NOTICE ? step.m.passwordChangedNotice : undefined;
+      render(res, step, 200, loginName, undefined, notice);
     },
 
     async submit(req: Request, res: Response): Promise<void> {

@@ -11,9 +11,8 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/users/email-address.ts';
 import { html } from '../../http/html.ts';
-import { page } from '../../http/page.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, type Step } from '../flow.ts';
+import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import type { Messages } from '../messages.ts';
 import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/credentials/password-policy.ts';
@@ -63,7 +62,7 @@ function render(res: Response, step: Step, status: number, v: Partial<Values>, p
   const policy = html`<p>${m.policyIntro}</p>
 <ul class="policy">${POLICY_RULES.map((rule) => html`<li>${m.policy[rule]}</li>`)}</ul>`;
   const first = (Object.keys(problems) as FieldName[])[0];
-  const body = html`<form method="post" action="${stepAction('register')}">
+  const body = html`<form method="post" action="${stepAction('register', request.id)}">
 ${stepFields(step)}
 ${field({ name: 'userName', label: m.userName, value: v.userName, autocomplete: 'username', hint: m.userNameHint, error: problems.userName, autofocus: first === undefined || first === 'userName', maxLength: 100, verbatim: true })}
 ${field({ name: 'email', label: m.email, type: 'email', value: v.email, autocomplete: 'email', error: problems.email, autofocus: first === 'email', maxLength: MAX_EMAIL_LENGTH, verbatim: true })}
@@ -76,7 +75,7 @@ ${button(m.createAccount)}
 <nav class="links">
 ${link(stepPath('login', request.id), m.haveAccount)}
 </nav>`;
-  sendStep(res, step, status, page({ m, title: m.registerTitle, alert: alert ?? (first ? m.fixFields : undefined), body }));
+  sendStep(res, step, status, stepPage(step, { title: m.registerTitle, alert: alert ?? (first ? m.fixFields : undefined), body }));
 }
 
 /** No registration for this application: say so, and offer the way to sign in instead. */
@@ -85,7 +84,7 @@ function renderClosed(res: Response, step: Step): void {
   const body = html`<nav class="links">
 ${link(stepPath('login', request.id), m.haveAccount)}
 </nav>`;
-  sendStep(res, step, 403, page({ m, title: m.registerTitle, alert: m.registrationUnavailable, body }));
+  sendStep(res, step, 403, stepPage(step, { title: m.registerTitle, alert: m.registrationUnavailable, body }));
 }
 
 export function registerStep(gh: Gatehouse) {
