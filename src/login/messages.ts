@@ -108,6 +108,11 @@ export interface Messages extends PageTexts {
   logoutTitle: string;
   logoutText: string;
   logoutButton: string;
+  logoutCancel: string;
+  logoutCancelledTitle: string;
+  logoutCancelledText: string;
+  logoutNoSession: string;
+  logoutContinue: string;
   // email verification (the link of a code mail)
   verifyEmailTitle: string;
   verifyEmailIntro: string;
@@ -221,6 +226,11 @@ const en: Messages = {
   logoutTitle: 'Sign out?',
   logoutText: 'An application asks to sign you out of Gatehouse. This ends every account signed in on this device.',
   logoutButton: 'Sign out',
+  logoutCancel: 'Cancel',
+  logoutCancelledTitle: 'You are still signed in',
+  logoutCancelledText: 'Nothing has changed: you are still signed in. You can close this window now.',
+  logoutNoSession: 'No account is signed in on this device.',
+  logoutContinue: 'Continue to the application',
   verifyEmailTitle: 'Verify your email address',
   verifyEmailIntro: 'Enter the verification code from the email we sent you.',
   verifyEmailUserId: 'User ID',
@@ -332,6 +342,11 @@ const de: Messages = {
   logoutTitle: 'Abmelden?',
   logoutText: 'Eine Anwendung möchte Sie von Gatehouse abmelden. Damit enden alle Anmeldungen auf diesem Gerät.',
   logoutButton: 'Abmelden',
+  logoutCancel: 'Abbrechen',
+  logoutCancelledTitle: 'Sie sind weiterhin angemeldet',
+  logoutCancelledText: 'Es hat sich nichts geändert: Sie sind weiterhin angemeldet. Sie können dieses Fenster jetzt schließen.',
+  logoutNoSession: 'Auf diesem Gerät ist kein Konto angemeldet.',
+  logoutContinue: 'Weiter zur Anwendung',
   verifyEmailTitle: 'E-Mail-Adresse bestätigen',
   verifyEmailIntro: 'Geben Sie den Bestätigungscode aus der E-Mail ein, die wir Ihnen gesendet haben.',
   verifyEmailUserId: 'Benutzer-ID',

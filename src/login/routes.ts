@@ -22,7 +22,7 @@ import { passwordStep } from './steps/password.ts';
 import { passwordChangedPage, passwordResetStep, setPasswordPage } from './steps/password-reset.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
-import { logoutStep } from './steps/logout.ts';
+import { logoutCancelledPage, logoutStep } from './steps/logout.ts';
 
 export { renderLoggedOutPage } from './steps/logged-out.ts';
 
@@ -82,6 +82,8 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.get('/logout', (req, res, next) => void logout.show(req, res).catch(next));
   router.post('/logout', (req, res, next) => void logout.submit(req, res).catch(next));
   router.all('/logout', notAllowed('GET, POST'));
+  router.get('/logout/cancelled', logoutCancelledPage);
+  router.all('/logout/cancelled', notAllowed('GET'));
   router.get('/assets/gatehouse.css', serveStylesheet);
   router.get('/assets/passkey.js', servePasskeyScript);
   router.get('/assets/favicon.svg', serveFavicon);

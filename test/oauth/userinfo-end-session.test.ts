@@ -268,10 +268,15 @@ describe('end_session', () => {
     expect(await introspect(tokens.access_token)).toEqual({ active: false });
   });
 
-  it('without a browser cookie it still answers, ending nothing', async () => {
-    const response = await confirmLogout(undefined, await endSession(undefined, { client_id: 'shop-web', post_logout_redirect_uri: WEB_LOGGED_OUT }));
-    expect(response.status).toBe(303);
-    expect(response.headers.get('location')).toBe(WEB_LOGGED_OUT);
+  it('without a browser cookie it says so and offers the post-logout redirect, with nothing to confirm', async () => {
+    const first = await endSession(undefined, { client_id: 'shop-web', post_logout_redirect_uri: WEB_LOGGED_OUT });
+    expect(first.status).toBe(303);
+    const page = await fetch(first.headers.get('location')!);
+    expect(page.status).toBe(200);
+    const markup = await page.text();
+    expect(markup).toContain('No account is signed in on this device.');
+    expect(markup).toContain(`<a href="${WEB_LOGGED_OUT}">Continue to the application</a>`);
+    expect(markup).not.toContain('<form');
   });
 
   it('after logout, prompt=none answers login_required', async () => {
