@@ -21,6 +21,9 @@ import { AuthorizationService } from '../../gen/zitadel/authorization/v2beta/aut
 import { OrganizationService } from '../../gen/zitadel/org/v2/org_service_pb.js';
 import { ProjectService } from '../../gen/zitadel/project/v2beta/project_service_pb.js';
 import { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_service_pb.js';
+import { ManagementService } from '../../gen/zitadel/management_pb.js';
+import { AdminService } from '../../gen/zitadel/admin_pb.js';
+import { SettingsService } from '../../gen/zitadel/settings/v2/settings_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { createAuthService } from './auth-service.ts';
 import { createFeatureService, type FeatureServiceDeps } from './feature-service.ts';
@@ -34,6 +37,9 @@ import { createAuthorizationService } from './authorization-service.ts';
 import { createOrganizationService } from './org-service.ts';
 import { createProjectService } from './project-service.ts';
 import { createUserV2Service } from './user-v2-service.ts';
+import { createManagementService } from './management-service.ts';
+import { createAdminService } from './admin-service.ts';
+import { createSettingsService } from './settings-service.ts';
 
 /** What the services that do not need the running server are built from. */
 export interface ApiServiceDeps extends FeatureServiceDeps {
@@ -117,6 +123,10 @@ export const API_SERVICES: readonly ApiService[] = [
   fromServer(ProjectService, createProjectService),
   fromServer(AppService, createAppService),
   fromServer(AuthorizationService, createAuthorizationService),
+  // Branding and the login policy (docs/branding-and-login-policy.md).
+  fromServer(ManagementService, createManagementService),
+  fromServer(AdminService, createAdminService),
+  fromServer(SettingsService, createSettingsService),
   // The gRPC ecosystem's own services, public because load balancers, Kubernetes probes and grpcurl
   // carry no token. They cover every service served, themselves included.
   fromApiDeps(Health, (api, served) => createHealthService(served.map((s) => s.typeName), api.probe, { watchMaxAgeMs: api.watchMaxAgeMs }), {
