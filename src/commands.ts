@@ -1,6 +1,7 @@
 /**
  * The `gatehouse` CLI (README.md#cli): start, migrate, bootstrap FILE, keys rotate,
- * machine-key create --user NAME [--out FILE], features set NAME on|off.
+ * machine-key create --user NAME [--out FILE], pat create --user NAME [--expires RFC3339] [--out FILE],
+ * features set NAME on|off.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,8 @@ const USAGE = `usage: gatehouse <command>
   bootstrap FILE                             apply a bootstrap file (YAML or JSON), all or nothing
   keys rotate                                publish a new signing key now; it signs within seconds
   machine-key create --user NAME [--out FILE]  create a key for a machine user (ZITADEL key file JSON)
+  pat create --user NAME [--expires RFC3339] [--out FILE]
+                                             create a personal access token for a machine user (30 days unless --expires)
   features set NAME on|off                   switch an instance feature (oidcTokenExchange)
 
 Configuration comes from the environment: see docs/configuration.md.`;
@@ -120,7 +123,7 @@ async function start(config: Config, args: string[]): Promise<void> {
         log.info({ file: bootstrapFile, created, updated, unchanged }, `bootstrap: applied ${bootstrapFile} (${created} created, ${updated} updated, ${unchanged} unchanged)`);
         return;
       }
-      const created = await ensureFirstRun(db, { externalUrl: config.externalUrl, serviceName: config.serviceName });
+      const created = await ensureFirstRun(db, { externalUrl: config.externalUrl, serviceName: config.serviceName, patPath: config.firstPatPath });
       if (created) log.info({ firstRun: true }, 'first run: created a default organization, an admin user and a demo client');
       else log.info({ firstRun: false }, 'first run: not needed, the database holds an instance (no bootstrap file given)');
       if (created) process.stdout.write(`${printFirstRun(created, config.externalUrl)}\n`);
@@ -181,6 +184,40 @@ async function run(argv: string[]): Promise<void> {
         process.stdout.write(`wrote key ${keyFile.keyId} for ${userName} to ${values.out}\n`);
       } else {
         process.stdout.write(json);
+      }
+      return;
+    }
+    case 'pat': {
+      const usage = 'usage: gatehouse pat create --user NAME [--expires RFC3339] [--out FILE]';
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { user: { type: 'string' }, expires: { type: 'string' }, out: { type: 'string' } },
+        allowPositionals: true,
+        strict: true,
+      });
+      if (positionals.join(' ') !== 'create' || !values.user) throw new UsageError(usage);
+      const { createPersonalAccessToken, patExpiry, PatError } = await import('./cli/personal-access-token.ts');
+      let expiresAt: Date;
+      try {
+        expiresAt = patExpiry(values.expires);
+      } catch (error) {
+        if (error instanceof PatError) throw new UsageError(`${error.message}\n${usage}`);
+        throw error;
+      }
+      const userName = values.user;
+      const created = await withDatabase(config, async (db) => {
+        await requireInstance(db);
+        return createPersonalAccessToken(db, { userName, expiresAt, serviceName: config.serviceName });
+      });
+      const expires = created.expiresAt.toISOString();
+      if (values.out) {
+        // The token followed by one newline, as ZITADEL writes its PAT files; readable by the owner only.
+        fs.writeFileSync(values.out, `${created.token}\n`, { mode: 0o600 });
+        fs.chmodSync(values.out, 0o600); // an existing file keeps its mode otherwise
+        process.stdout.write(`wrote personal access token ${created.tokenId} for ${userName} (expires ${expires}) to ${values.out}\n`);
+      } else {
+        process.stdout.write(`${created.token}\n`);
+        process.stderr.write(`personal access token ${created.tokenId} for ${userName}, expires ${expires}\n`);
       }
       return;
     }

@@ -1,13 +1,17 @@
 /**
  * First run (docs/bootstrap.md#how-a-file-is-applied): on a database without an instance, and
- * without a bootstrap file, create a default organization, an admin user and a demo client, and
- * hand back their random password and secret once so the caller can print them. Safe when several
- * processes start at once on one PostgreSQL: the set-up lock serializes them and the loser finds
- * the instance already there.
+ * without a bootstrap file, create a default organization, an admin user, a demo client and the
+ * machine user `admin-api` (IAM_OWNER) with a personal access token for 30 days, written to a file
+ * readable by the server's account only; hand back the random password and secret once so the caller
+ * can print them. Safe when several processes start at once on one PostgreSQL: the set-up lock
+ * serializes them and the loser finds the instance already there.
  */
+import fs from 'node:fs';
 import { isIP } from 'node:net';
+import path from 'node:path';
 import { apiAudienceScope } from '../config/index.ts';
 import { randomToken } from '../domain/kernel/ids.ts';
+import { addPersonalAccessToken, newPersonalAccessToken, personalAccessTokenScopes } from '../domain/tokens/personal-access-tokens.ts';
 import { holdSetupLock } from '../domain/instance/instance-admin.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance } from '../store/instances.ts';
@@ -19,6 +23,8 @@ export interface FirstRunOptions {
   externalUrl: string;
   /** `<service>` of the reserved API audience scope, printed for API callers. */
   serviceName: string;
+  /** Where the `admin-api` machine user's personal access token is written (mode 600). */
+  patPath: string;
 }
 
 export interface FirstRunResult {
@@ -38,6 +44,9 @@ const ADMIN = 'admin';
 const PROJECT = 'Demo';
 const CLIENT_ID = 'demo-web';
 const REDIRECT_URI = 'http://localhost:3000/callback';
+const API_MACHINE = 'admin-api';
+/** How long the first personal access token lives: long enough for the first days, never forever. */
+const FIRST_PAT_DAYS = 30;
 
 /** The external URL's host, or gatehouse.localhost when that is localhost or an IP address. */
 export function defaultDomain(externalUrl: string): string {
@@ -72,6 +81,7 @@ function firstRunDocument(domain: string, password: string, clientSecret: string
             roles: ['IAM_OWNER'],
           },
         ],
+        machines: [{ userName: API_MACHINE, roles: ['IAM_OWNER'] }],
         projects: [
           {
             name: PROJECT,
@@ -107,7 +117,9 @@ export async function ensureFirstRun(db: DB, options: FirstRunOptions): Promise<
   const password = randomPassword();
   const clientSecret = randomToken(32);
   const bootstrap = validateBootstrap(firstRunDocument(domain, password, clientSecret), 'first-run defaults');
-  return db.transaction().execute(async (trx) => {
+  const pat = newPersonalAccessToken();
+  const patExpiry = new Date(Date.now() + FIRST_PAT_DAYS * 86_400_000);
+  const result = await db.transaction().execute(async (trx) => {
     await holdSetupLock(trx);
     if (await hasInstance(trx)) return null; // another process got there first
     const summary = await applyInTransaction(trx, bootstrap);
@@ -116,6 +128,10 @@ export async function ensureFirstRun(db: DB, options: FirstRunOptions): Promise<
       if (!found) throw new Error(`first run created nothing at ${path}`);
       return found.id;
     };
+    const machineId = idAt('orgs[0].machines[0]');
+    const owner = { instanceId: summary.instanceId, orgId: idAt('orgs[0]'), userId: machineId, creator: 'first-run' };
+    const scopes = personalAccessTokenScopes(apiAudienceScope(options.serviceName));
+    await addPersonalAccessToken(trx, owner, { id: pat.id, hash: pat.hash, expiresAt: patExpiry, scopes });
     return {
       instanceId: summary.instanceId,
       org: { id: idAt('orgs[0]'), name: ORG_NAME, domain },
@@ -123,8 +139,26 @@ export async function ensureFirstRun(db: DB, options: FirstRunOptions): Promise<
       project: { id: idAt('orgs[0].projects[0]'), name: PROJECT },
       client: { id: idAt('orgs[0].projects[0].apps[0]'), clientId: CLIENT_ID, clientSecret, redirectUri: REDIRECT_URI },
       apiScope: apiAudienceScope(options.serviceName),
+      pat: { userId: machineId, userName: API_MACHINE, tokenId: pat.id, path: options.patPath, expiresAt: patExpiry },
     };
   });
+  if (result !== null) writeTokenFile(options.patPath, pat.token);
+  return result;
+}
+
+/**
+ * Writes a token into its file, followed by one newline as ZITADEL writes its PAT files, readable by
+ * the owner only (an existing file is replaced, and its mode set again).
+ */
+export function writeTokenFile(file: string, token: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+}
+
+/** A shell word: as is when it needs no quoting, else single-quoted. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The text to print once after a first run: where the issuer is, how to sign in, a ready authorize URL. */
@@ -140,7 +174,7 @@ export function printFirstRun(result: FirstRunResult, externalUrl: string): stri
   const query = params.map(([key, value]) => `${key}=${encodeURIComponent(value)}`).join('&');
   return [
     '',
-    'Gatehouse first run: created a default organization, an admin user and a demo client.',
+    'Gatehouse first run: created a default organization, an admin user, a demo client and an API token.',
     'The password and the client secret below are shown only this once (only their hashes are stored).',
     '',
     `  issuer             ${base}`,
@@ -158,7 +192,12 @@ export function printFirstRun(result: FirstRunResult, externalUrl: string): stri
     '  sign in as the admin through the demo client:',
     `  ${base}/oauth/v2/authorize?${query}`,
     '',
-    `  API calls need the scope ${result.apiScope} as well.`,
+    `  API: a personal access token of the machine user "${result.pat.userName}" (IAM_OWNER), valid until`,
+    `  ${result.pat.expiresAt.toISOString()}, is in ${result.pat.path} (readable by this account only).`,
+    '  List the organizations with it:',
+    `  curl -s -X POST ${base}/v2/organizations/_search -H "Authorization: Bearer $(cat ${shellWord(result.pat.path)})" -H 'Content-Type: application/json' -d '{}'`,
+    '',
+    `  Tokens from the OAuth endpoints need the scope ${result.apiScope} for the API.`,
     '',
   ].join('\n');
 }

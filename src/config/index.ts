@@ -26,6 +26,12 @@ export interface Config {
   serviceName: string;
   /** GATEHOUSE_BOOTSTRAP: bootstrap file applied at start. */
   bootstrapFile: string | undefined;
+  /**
+   * GATEHOUSE_FIRST_PAT_PATH: where the first start writes the personal access token of its `admin-api`
+   * machine user (mode 600). Default `<data dir>/admin.pat`: the operator's first API credential sits
+   * beside the data it opens, readable by the account that runs the server only.
+   */
+  firstPatPath: string;
   /** GATEHOUSE_SMTP_URL / GATEHOUSE_SMTP_FROM: mail delivery; unset logs the message and keeps it in the outbox. */
   smtpUrl: string | undefined;
   smtpFrom: string;
@@ -195,7 +201,7 @@ function databaseUrl(env: Env): string | undefined {
 /** Every variable Gatehouse reads; any other `GATEHOUSE_` variable is most likely a typo. */
 export const KNOWN_VARIABLES = [
   'DATABASE_URL', 'GATEHOUSE_PORT', 'GATEHOUSE_HOST', 'GATEHOUSE_EXTERNAL_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_MASTER_KEY',
-  'GATEHOUSE_SERVICE_NAME', 'GATEHOUSE_BOOTSTRAP', 'GATEHOUSE_SMTP_URL', 'GATEHOUSE_SMTP_FROM', 'GATEHOUSE_TLS_CERT', 'GATEHOUSE_TLS_KEY',
+  'GATEHOUSE_SERVICE_NAME', 'GATEHOUSE_BOOTSTRAP', 'GATEHOUSE_FIRST_PAT_PATH', 'GATEHOUSE_SMTP_URL', 'GATEHOUSE_SMTP_FROM', 'GATEHOUSE_TLS_CERT', 'GATEHOUSE_TLS_KEY',
   'GATEHOUSE_SIGNING_ALG', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_LOG_FORMAT', 'GATEHOUSE_KEYS_RATE_LIMIT', 'GATEHOUSE_ISSUER_NAME', 'GATEHOUSE_AUTH_CODE_SECONDS',
   'GATEHOUSE_ACCESS_TOKEN_SECONDS', 'GATEHOUSE_ID_TOKEN_SECONDS', 'GATEHOUSE_REFRESH_IDLE_SECONDS', 'GATEHOUSE_REFRESH_ABSOLUTE_SECONDS',
   'GATEHOUSE_KEY_ROTATION_HOURS', 'GATEHOUSE_MAX_BODY_BYTES', 'GATEHOUSE_CHANGE_POLL_MS', 'GATEHOUSE_STATEMENT_TIMEOUT_MS',
@@ -264,15 +270,17 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
     throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together');
   }
+  const dataDir = path.resolve(text(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse');
   return {
     port,
     host: text(env, 'GATEHOUSE_HOST') ?? '0.0.0.0',
     externalUrl,
     databaseUrl: databaseUrl(env),
-    dataDir: path.resolve(text(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
+    dataDir,
     masterKey: text(env, 'GATEHOUSE_MASTER_KEY'),
     serviceName,
     bootstrapFile: text(env, 'GATEHOUSE_BOOTSTRAP'),
+    firstPatPath: path.resolve(text(env, 'GATEHOUSE_FIRST_PAT_PATH') ?? path.join(dataDir, 'admin.pat')),
     smtpUrl: text(env, 'GATEHOUSE_SMTP_URL'),
     smtpFrom: text(env, 'GATEHOUSE_SMTP_FROM') ?? `gatehouse@${parsed.hostname}`,
     tlsCert,
