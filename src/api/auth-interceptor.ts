@@ -59,37 +59,49 @@ export function authInterceptor(options: AuthOptions): Interceptor {
   return (next) => async (req) => {
     // Health and reflection answer without a token (services.ts); nothing else does.
     if (options.publicServices.has(req.service.typeName)) return next(req);
-    const header = req.header.get('authorization');
-    if (header === null) {
-      // RFC 6750 §3.1: no error code when the request carries no authentication at all.
-      throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required', { 'www-authenticate': 'Bearer' });
-    }
-    // RFC 6750 §3.1: another scheme (Basic, ...) is an unsupported method: a bare challenge, no error code.
-    if (!/^bearer(?: |$)/i.test(header.trim())) {
-      throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required: send "Bearer <token>"', { 'www-authenticate': 'Bearer' });
-    }
-    const token = BEARER.exec(header.trim())?.[1];
-    if (token === undefined) throw invalidToken('AUTH-Malformed', 'authorization header must be "Bearer <token>"');
-    const principal = await authenticate(options, token);
-    if (principal.instanceId !== options.instanceId()) throw invalidToken('AUTH-Instance', 'token is not valid for this instance');
-    const required = requiredScopes(req.method, options.serviceName);
-    const missing = required.filter((scope) => !principal.scopes.has(scope));
-    if (missing.length > 0) {
-      throw apiError(Code.PermissionDenied, 'AUTH-Scope', `token lacks required scope: ${missing.join(' ')}`, {
-        'www-authenticate': `Bearer error="insufficient_scope", scope="${required.join(' ')}"`,
-      });
-    }
-    // docs/security.md 10.5: every call on every service, as ZITADEL's API wants its own project in
-    // `aud`. The client's own id is in every token it gets; an application whose client id happens to
-    // be the API audience (the issuer URL) must not get the API that way, without the API scope.
-    const audience = principal.audience.filter((entry) => entry !== principal.clientId);
-    if (!audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
+    const principal = await bearerPrincipal(options, req.header.get('authorization'), requiredScopes(req.method, options.serviceName));
     req.contextValues.set(principalKey, principal);
     return next(req);
   };
 }
 
-async function authenticate(options: AuthOptions, token: string): Promise<Principal> {
+/**
+ * The caller of an `Authorization` header, with every check of an API call: a bearer token this
+ * instance issued, the `required` scopes, the API audience. Refuses with the API's ConnectErrors;
+ * the asset uploads (api/assets.ts) check their callers with it too.
+ */
+export async function bearerPrincipal(
+  options: Pick<AuthOptions, 'authenticate' | 'instanceId' | 'apiAudience' | 'log'>,
+  header: string | null,
+  required: readonly string[],
+): Promise<Principal> {
+  if (header === null) {
+    // RFC 6750 §3.1: no error code when the request carries no authentication at all.
+    throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required', { 'www-authenticate': 'Bearer' });
+  }
+  // RFC 6750 §3.1: another scheme (Basic, ...) is an unsupported method: a bare challenge, no error code.
+  if (!/^bearer(?: |$)/i.test(header.trim())) {
+    throw apiError(Code.Unauthenticated, 'AUTH-NoToken', 'authentication required: send "Bearer <token>"', { 'www-authenticate': 'Bearer' });
+  }
+  const token = BEARER.exec(header.trim())?.[1];
+  if (token === undefined) throw invalidToken('AUTH-Malformed', 'authorization header must be "Bearer <token>"');
+  const principal = await authenticate(options, token);
+  if (principal.instanceId !== options.instanceId()) throw invalidToken('AUTH-Instance', 'token is not valid for this instance');
+  const missing = required.filter((scope) => !principal.scopes.has(scope));
+  if (missing.length > 0) {
+    throw apiError(Code.PermissionDenied, 'AUTH-Scope', `token lacks required scope: ${missing.join(' ')}`, {
+      'www-authenticate': `Bearer error="insufficient_scope", scope="${required.join(' ')}"`,
+    });
+  }
+  // docs/security.md 10.5: every call on every service, as ZITADEL's API wants its own project in
+  // `aud`. The client's own id is in every token it gets; an application whose client id happens to
+  // be the API audience (the issuer URL) must not get the API that way, without the API scope.
+  const audience = principal.audience.filter((entry) => entry !== principal.clientId);
+  if (!audience.includes(options.apiAudience)) throw invalidToken('AUTH-Audience', 'invalid audience');
+  return principal;
+}
+
+async function authenticate(options: Pick<AuthOptions, 'authenticate' | 'log'>, token: string): Promise<Principal> {
   try {
     return await options.authenticate(token);
   } catch (error) {

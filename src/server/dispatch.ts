@@ -1,7 +1,8 @@
 /**
  * Dispatch: the one listener's request handlers. Over HTTP/1.1 a request passes CORS (browser
  * requests only), then the prepared documents (key set, discovery) and the two hottest POSTs (token,
- * introspection), then the API handler (Connect, gRPC, gRPC-web, REST), then the Express application
+ * introspection), then the branding images (/assets/v1/, api/assets.ts), then the API handler
+ * (Connect, gRPC, gRPC-web, REST), then the Express application
  * (OAuth and OIDC endpoints, login UI, health, readiness and metrics); HTTP/2 serves the API only.
  * Every request gets its request id, HSTS under https, its metrics and, at debug level, an access log line.
  */
@@ -13,6 +14,7 @@ import { INTROSPECT_PATH, introspectionEndpoint } from '../oauth/introspect.ts';
 import { documentEndpoints } from '../oauth/keys-endpoint.ts';
 import { apiAudience } from '../oauth/scopes.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
+import { ASSETS_PREFIX, assetsEndpoint } from '../api/assets.ts';
 import { createApiHandler } from './api-handler.ts';
 import { createApp } from './app.ts';
 import { forbidCaching } from '../http/node-types.ts';
@@ -80,6 +82,8 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
   }, gh);
   const app = createApp(gh, { documents, restRoutes: api.restRoutes });
   const hot = hotPosts(gh);
+  // Branding images: uploads and public reads (api/assets.ts), beside the API, not through Express.
+  const assets = assetsEndpoint(gh, { authenticate: bearerAuthenticator(tokens, directory, instanceId), apiAudience: apiAudience(gh) });
 
   const accessLog = log.isLevelEnabled('debug');
   const hsts = servesHttps(config); // docs/security.md 10.14: under https every response carries HSTS
@@ -114,6 +118,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
           const answered = hot(req, res);
           if (answered !== undefined) return answered;
           if (expressOnly(req.url)) return Promise.resolve(app(req, res));
+          if (req.url?.startsWith(ASSETS_PREFIX)) return assets(req, res);
           return api.handle(req, res).then((handled) => void (handled || app(req, res)));
         };
         // Same-origin and non-browser requests (no Origin header) skip CORS altogether.

@@ -13,7 +13,7 @@ import { ThemeMode as ThemeModeV2 } from '@zitadel/proto/zitadel/settings/v2/bra
 import { ResourceOwnerType } from '@zitadel/proto/zitadel/settings/v2/settings_pb.js';
 import { textColourOn } from '../../src/domain/instance/colours.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
-import { apiTokens, failure, managementDocument, MGMT, transports, withToken, type Caller } from '../support/management.ts';
+import { apiTokens, failure, managementDocument, MGMT, transports, type Caller } from '../support/management.ts';
 
 let server: TestServer;
 let tokens: Record<Caller, string>;
@@ -135,7 +135,8 @@ describe.each(transports(() => server))('over %s', (_name, transport: () => Tran
 
     const login = await iam.getLoginPolicy({}, as('iamAdmin'));
     const ignore = !login.policy?.ignoreUnknownUsernames;
-    await iam.updateLoginPolicy({ ...login.policy, ignoreUnknownUsernames: ignore }, as('iamAdmin'));
+    const { $typeName: _type, details: _details, isDefault: _default, ...fields } = login.policy!;
+    await iam.updateLoginPolicy({ ...fields, ignoreUnknownUsernames: ignore }, as('iamAdmin'));
     expect((await iam.getLoginPolicy({}, as('iamAdmin'))).policy?.ignoreUnknownUsernames).toBe(ignore);
     expect((await management().getDefaultLoginPolicy({}, as('orgAdmin'))).policy?.ignoreUnknownUsernames).toBe(ignore);
   });
