@@ -59,6 +59,14 @@ export interface Messages extends PageTexts {
   passkeyAddFailed: string;
   passkeyLastMethod: string;
   passkeysReauth: string;
+  passkeyAddedNotice: string;
+  passkeyRemovedNotice: string;
+  passkeyRemoveTitle: string;
+  passkeyRemoveText: (name: string) => string;
+  passkeyRemoveConfirm: string;
+  passkeysDone: string;
+  passkeysDoneTitle: string;
+  passkeysDoneText: string;
   signInAgain: string;
   // a mailed registration link (CreatePasskeyRegistrationLink) on /ui/login/passkeys
   passkeyLinkIntro: string;
@@ -177,6 +185,14 @@ const en: Messages = {
   passkeyLastMethod: 'This passkey is your only way to sign in. Add another passkey before removing it.',
   passkeysReauth: 'To add or remove passkeys, sign in again: your last sign-in was more than 10 minutes ago.',
   signInAgain: 'Sign in again',
+  passkeyAddedNotice: 'Your passkey has been added. From now on you can sign in with it.',
+  passkeyRemovedNotice: 'The passkey has been removed. It no longer signs you in.',
+  passkeyRemoveTitle: 'Remove this passkey?',
+  passkeyRemoveText: (name) => `Once “${name}” is removed, it no longer signs you in. You can add it again later.`,
+  passkeyRemoveConfirm: 'Remove',
+  passkeysDone: 'Done',
+  passkeysDoneTitle: 'All done',
+  passkeysDoneText: 'Your passkeys are saved. You can close this window now.',
   passkeyLinkIntro: 'This link lets you add a passkey to your account. Give it a name, then follow your browser.',
   passkeyLinkFailed: 'The passkey could not be added. If this keeps happening, the link may have expired or been used already: ask for a new one.',
   passkeyLinkDone: 'Your passkey has been added. From now on you can sign in with it.',
@@ -293,6 +309,14 @@ const de: Messages = {
   passkeyLastMethod: 'Dieser Passkey ist Ihre einzige Anmeldemöglichkeit. Fügen Sie einen weiteren hinzu, bevor Sie ihn entfernen.',
   passkeysReauth: 'Um Passkeys hinzuzufügen oder zu entfernen, melden Sie sich erneut an: Ihre letzte Anmeldung ist mehr als 10 Minuten her.',
   signInAgain: 'Erneut anmelden',
+  passkeyAddedNotice: 'Ihr Passkey wurde hinzugefügt. Ab jetzt können Sie sich damit anmelden.',
+  passkeyRemovedNotice: 'Der Passkey wurde entfernt. Mit ihm können Sie sich nicht mehr anmelden.',
+  passkeyRemoveTitle: 'Diesen Passkey entfernen?',
+  passkeyRemoveText: (name) => `Sobald „${name}“ entfernt ist, können Sie sich damit nicht mehr anmelden. Sie können ihn später wieder hinzufügen.`,
+  passkeyRemoveConfirm: 'Entfernen',
+  passkeysDone: 'Fertig',
+  passkeysDoneTitle: 'Alles erledigt',
+  passkeysDoneText: 'Ihre Passkeys sind gespeichert. Sie können dieses Fenster jetzt schließen.',
   passkeyLinkIntro: 'Mit diesem Link fügen Sie Ihrem Konto einen Passkey hinzu. Geben Sie ihm einen Namen und folgen Sie dann Ihrem Browser.',
   passkeyLinkFailed: 'Der Passkey konnte nicht hinzugefügt werden. Wenn das wieder passiert, ist der Link vielleicht abgelaufen oder wurde schon verwendet: Fordern Sie einen neuen an.',
   passkeyLinkDone: 'Ihr Passkey wurde hinzugefügt. Ab jetzt können Sie sich damit anmelden.',

@@ -17,7 +17,7 @@ import { loggedOutStep } from './steps/logged-out.ts';
 import { loginNameStep } from './steps/login-name.ts';
 import { otpStep } from './steps/otp.ts';
 import { passkeyStep } from './steps/passkey.ts';
-import { passkeysPage } from './steps/passkeys-page.ts';
+import { passkeysDonePage, passkeysPage } from './steps/passkeys-page.ts';
 import { passwordStep } from './steps/password.ts';
 import { passwordChangedPage, passwordResetStep, setPasswordPage } from './steps/password-reset.ts';
 import { registerStep } from './steps/register.ts';
@@ -64,6 +64,8 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.all('/passkeys', notAllowed('GET, POST'));
   router.post('/passkeys/options', passkeys.options);
   router.all('/passkeys/options', notAllowed('POST'));
+  router.get('/passkeys/done', passkeysDonePage);
+  router.all('/passkeys/done', notAllowed('GET'));
   // The target of a reset mail's link (no authRequestID needed), and the end of a reset no sign-in started.
   const setPassword = setPasswordPage(gh);
   router.get('/set-password', setPassword.show);

@@ -181,7 +181,7 @@ describeWithChromium('the passkeys page asks for every factor the user has', () 
     expect(await page.textContent('.identity strong')).toBe(USER.loginName);
     await page.fill('input[name="name"]', 'Laptop');
     await addButton(page).click();
-    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USER.id}`);
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USER.id}&done=added`);
     expect(await page.locator('ul.accounts li strong').allTextContents()).toEqual(['Laptop']);
     expect((await passkeys()).map(([, state, name]) => [state, name])).toEqual([['AUTH_FACTOR_STATE_READY', 'Laptop']]);
 

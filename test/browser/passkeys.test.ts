@@ -166,7 +166,7 @@ describeWithChromium('passkeys in the login UI', () => {
     await page.waitForSelector('input[name="loginName"]');
     await passkeyButton(page).click();
     // the assertion was posted and refused by the server: its page, with the one message
-    await page.waitForURL(`${origin}/ui/login/passkey`);
+    await page.waitForURL(new RegExp(`/ui/login/passkey\\?authRequestID=\\d+$`));
     await alertShown(page);
     expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
     await expect(passkeyButton(page).isVisible()).resolves.toBe(true);
@@ -186,7 +186,7 @@ describeWithChromium('passkeys in the login UI', () => {
     // a removed passkey picked from the autofill: the one refusal, and the page does not offer it again
     expect((await rest(server, 'DELETE', `/v2/users/${USERS.filler}/passkeys/${passkeyId}`, admin)).status).toBe(200);
     await authorize(config, page, { prompt: 'login' });
-    await page.waitForURL(`${origin}/ui/login/passkey`);
+    await page.waitForURL(new RegExp(`/ui/login/passkey\\?authRequestID=\\d+$`));
     await alertShown(page);
     expect((await page.textContent('[role="alert"]'))?.trim()).toBe(REFUSED);
     expect(await page.getAttribute('input[name="loginName"]', 'autocomplete')).toBe('username webauthn');
@@ -420,12 +420,16 @@ describeWithChromium('passkeys in the login UI', () => {
 
     await page.fill('input[name="name"]', 'Work laptop');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
-    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}`);
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}&done=added`);
+    expect((await page.textContent('[role="status"]'))?.trim()).toBe('Your passkey has been added. From now on you can sign in with it.');
     const item = page.locator('ul.accounts li');
     await expect(item.count()).resolves.toBe(1);
     expect(await item.locator('strong').textContent()).toBe('Work laptop');
     expect(await item.locator('dd').nth(1).textContent()).toBe('never');
     await screenshot(page, 'passkeys-page.png');
+    // a reload shows the page again: nothing is posted twice
+    await page.reload();
+    await expect(item.count()).resolves.toBe(1);
 
     // the new passkey signs in, and the page shows when it was last used
     const config = await relyingParty();
@@ -437,10 +441,34 @@ describeWithChromium('passkeys in the login UI', () => {
     await page.goto(`${origin}/ui/login/passkeys`);
     expect(await item.locator('dd').nth(1).textContent()).not.toBe('never');
 
-    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    // removing asks first; Cancel keeps the passkey
+    await page.getByRole('link', { name: 'Remove passkey' }).click();
+    expect(await page.textContent('h1')).toBe('Remove this passkey?');
+    expect(await page.textContent('main')).toContain('Once “Work laptop” is removed, it no longer signs you in.');
+    await page.getByRole('link', { name: 'Cancel' }).click();
     await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}`);
+    await expect(item.count()).resolves.toBe(1);
+    await page.getByRole('link', { name: 'Remove passkey' }).click();
+    await screenshot(page, 'passkey-remove.png');
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.waitForURL(`${origin}/ui/login/passkeys?userID=${USERS.selfie}&done=removed`);
+    expect((await page.textContent('[role="status"]'))?.trim()).toBe('The passkey has been removed. It no longer signs you in.');
     await expect(page.getByText('You have no passkeys yet.').isVisible()).resolves.toBe(true);
     expect((await rest(server, 'POST', `/v2/users/${USERS.selfie}/passkeys/_search`, admin, {})).json['result'] ?? []).toEqual([]);
+
+    // "Done" goes back where the user came from when that is an application of the user's organization, else to a page of its own
+    await page.goto(`${origin}/ui/login/passkeys?returnTo=${encodeURIComponent(`${rpBase}/settings`)}`);
+    expect(await page.getAttribute('a:text-is("Done")', 'href')).toBe(`${rpBase}/settings`);
+    await page.goto(`${origin}/ui/login/passkeys?returnTo=${encodeURIComponent('https://evil.test/')}`);
+    expect(await page.getAttribute('a:text-is("Done")', 'href')).toBe('/ui/login/passkeys/done');
+    await page.getByRole('link', { name: 'Done' }).click();
+    expect(await page.textContent('h1')).toBe('All done');
+    // "Sign out" ends the browser's sessions
+    await page.goto(`${origin}/ui/login/passkeys`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${origin}/ui/login/logged-out`);
+    await page.goto(`${origin}/ui/login/passkeys`);
+    await page.waitForSelector('input[name="loginName"]'); // nobody signed in: the sign-in first
     await context.close();
   }, 60000);
 

@@ -12,6 +12,12 @@
  *   "Sign in again" (a sign-in with prompt=login for that user).
  * - Adding: the script asks POST /ui/login/passkeys/options for the options (a pending
  *   registration), lets the browser create the credential and posts it here with its name.
+ * - Removing asks first, on a page of its own (`?remove=`, no JavaScript needed). Either change
+ *   ends in a redirect to the page with a notice (`?done=added|removed`, fixed words only).
+ * - "Done" leads back to `returnTo`, the page the user came from, when it is on this server or on
+ *   the origin of a redirect URI of an application of the user's organization (as code mail links,
+ *   docs/security.md 10.2); else to a page saying all is done. "Sign out" ends the browser's
+ *   sessions through the logout form (steps/logout.ts).
  * - A registration link (CreatePasskeyRegistrationLink: `?userID=&codeID=&code=`) needs no sign-in:
  *   the code stands in for it (passkey-codes.ts), as in ZITADEL. The page shows no name or address
  *   before the code has been accepted, and every refusal (unknown user, wrong, used or lapsed code)
@@ -32,7 +38,9 @@ import { showErrorPage } from '../../http/error-page.ts';
 import { parseParams, readForm } from '../../http/form.ts';
 import { html, type Html } from '../../http/html.ts';
 import { negotiateLocale } from '../../http/locale.ts';
-import { LOGIN_UI_PATH } from '../../http/paths.ts';
+import { LOGIN_UI_PATH, LOGOUT_CONFIRM_PATH } from '../../http/paths.ts';
+import { httpOrigin } from '../../domain/kernel/origin.ts';
+import { listOrgRedirectUris } from '../../store/apps.ts';
 import { page } from '../../http/page.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
@@ -42,6 +50,9 @@ import { messagesFor, type Messages } from '../messages.ts';
 import { passkeyScript, sendScriptedPage } from '../passkey-page.ts';
 
 export const PASSKEYS_PAGE_PATH = `${LOGIN_UI_PATH}/passkeys`;
+const DONE_PATH = `${PASSKEYS_PAGE_PATH}/done`;
+/** Longest `returnTo` looked at. */
+const MAX_RETURN_TO = 2048;
 const OPTIONS_PATH = `${PASSKEYS_PAGE_PATH}/options`;
 /** As the API's passkeyName (1–200 characters). */
 const MAX_NAME = 200;
@@ -73,6 +84,8 @@ interface Context {
   m: Messages;
   locales: string[];
   accounts: Account[];
+  /** Where the user came from, as the page was asked (checked against the account's organization before use). */
+  returnTo: string | undefined;
 }
 
 function queryOf(req: Request): Map<string, string> {
@@ -99,8 +112,26 @@ function messagesOf(req: Request, locales: string[]): Messages {
 }
 
 /** The page's messages and the browser's accounts (a registration link's forms need no accounts). */
-async function contextOf(gh: Gatehouse, req: Request, locales: string[]): Promise<Context> {
-  return { m: messagesOf(req, locales), locales, accounts: await accountsOf(gh, req) };
+async function contextOf(gh: Gatehouse, req: Request, locales: string[], returnTo: string | undefined): Promise<Context> {
+  return { m: messagesOf(req, locales), locales, accounts: await accountsOf(gh, req), returnTo: returnToOf(returnTo) };
+}
+
+/** A `returnTo` worth looking at: an absolute http(s) URL of sensible length. */
+function returnToOf(value: string | undefined): string | undefined {
+  return value !== undefined && value.length <= MAX_RETURN_TO && httpOrigin(value) !== undefined ? value : undefined;
+}
+
+/**
+ * Where "Done" leads: `returnTo` when it is on this server or on the origin of a redirect URI of an
+ * application of the user's organization (no open redirect); else the page that says all is done.
+ */
+async function doneTarget(gh: Gatehouse, ctx: Context, account: Account): Promise<string> {
+  const fallback = `${DONE_PATH}${ctx.locales.length > 0 ? `?ui_locales=${encodeURIComponent(ctx.locales.join(' '))}` : ''}`;
+  if (ctx.returnTo === undefined) return fallback;
+  const origin = httpOrigin(ctx.returnTo);
+  if (origin === httpOrigin(gh.config.externalUrl)) return ctx.returnTo;
+  const registered = (await listOrgRedirectUris(gh.db, gh.instanceId, account.user.orgId)).flat().map(httpOrigin);
+  return registered.includes(origin) ? ctx.returnTo : fallback;
 }
 
 /** Adding or removing a passkey here needs a recent sign-in (the page lists only sessions that used every factor). */
@@ -108,8 +139,15 @@ function isFresh(session: UserSession, now = Date.now()): boolean {
   return recentSignIn(session, now);
 }
 
-function pagePath(userId?: string): string {
-  return userId === undefined ? PASSKEYS_PAGE_PATH : `${PASSKEYS_PAGE_PATH}?userID=${encodeURIComponent(userId)}`;
+/** The page's address: for a user, with where it came from, and a notice or a removal to confirm. */
+function pagePath(userId?: string, extra: { returnTo?: string | undefined; done?: 'added' | 'removed'; remove?: string } = {}): string {
+  const query = new URLSearchParams();
+  if (userId !== undefined) query.set('userID', userId);
+  if (extra.returnTo !== undefined) query.set('returnTo', extra.returnTo);
+  if (extra.done !== undefined) query.set('done', extra.done);
+  if (extra.remove !== undefined) query.set('remove', extra.remove);
+  const search = query.toString();
+  return search === '' ? PASSKEYS_PAGE_PATH : `${PASSKEYS_PAGE_PATH}?${search}`;
 }
 
 /**
@@ -123,7 +161,7 @@ async function startSignIn(gh: Gatehouse, req: Request, res: Response, ctx: Cont
     instanceId: gh.instanceId,
     browser: browserOf(gh, req, res),
     clientId: '',
-    redirectUri: `${gh.config.externalUrl}${pagePath(again?.id ?? target.returnTo)}`,
+    redirectUri: `${gh.config.externalUrl}${pagePath(again?.id ?? target.returnTo, { returnTo: ctx.returnTo })}`,
     responseType: 'code',
     responseMode: 'query',
     scopes: ['openid'],
@@ -143,12 +181,13 @@ function dateText(m: Messages, at: Date): string {
   return new Intl.DateTimeFormat(m.lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at) + ' UTC';
 }
 
-function hidden(csrf: string, userId: string): Html {
+function hidden(csrf: string, userId: string, returnTo?: string): Html {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
-<input type="hidden" name="userID" value="${userId}">`;
+<input type="hidden" name="userID" value="${userId}">${returnTo === undefined ? '' : html`
+<input type="hidden" name="returnTo" value="${returnTo}">`}`;
 }
 
-function passkeyItem(m: Messages, csrf: string, account: Account, passkey: PasskeyInfo, fresh: boolean): Html {
+function passkeyItem(m: Messages, account: Account, passkey: PasskeyInfo, fresh: boolean, returnTo: string | undefined): Html {
   const nameId = `passkey-${passkey.id}`;
   return html`<li class="identity">
 <strong id="${nameId}">${passkey.name}</strong>
@@ -156,16 +195,7 @@ function passkeyItem(m: Messages, csrf: string, account: Account, passkey: Passk
 <dt>${m.passkeyCreated}</dt><dd>${dateText(m, passkey.createdAt)}</dd>
 <dt>${m.passkeyLastUsed}</dt><dd>${passkey.lastUsedAt === null ? m.passkeyNeverUsed : dateText(m, passkey.lastUsedAt)}</dd>
 </dl>
-${
-  fresh
-    ? html`<form method="post" action="${PASSKEYS_PAGE_PATH}">
-${hidden(csrf, account.user.id)}
-<input type="hidden" name="action" value="remove">
-<input type="hidden" name="passkeyId" value="${passkey.id}">
-<button type="submit" class="account" aria-describedby="${nameId}">${m.passkeyRemove}</button>
-</form>`
-    : ''
-}
+${fresh ? html`<a href="${pagePath(account.user.id, { returnTo, remove: passkey.id })}" aria-describedby="${nameId}">${m.passkeyRemove}</a>` : ''}
 </li>`;
 }
 
@@ -173,14 +203,14 @@ ${hidden(csrf, account.user.id)}
  * The form that adds a passkey (hidden until the script finds WebAuthn): for the signed-in user, or
  * with a registration link's code, whose form keeps its options for another try (data-reuse).
  */
-function addForm(m: Messages, csrf: string, userId: string, link?: LinkCode): Html {
+function addForm(m: Messages, csrf: string, userId: string, link?: LinkCode, returnTo?: string): Html {
   const code = link === undefined
     ? html`<input type="hidden" name="action" value="add">`
     : html`<input type="hidden" name="codeID" value="${link.id}">
 <input type="hidden" name="code" value="${link.code}">
 <input type="hidden" name="action" value="add-with-code">`;
-  return html`<form method="post" action="${PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${link === undefined ? m.passkeyAddFailed : m.passkeyLinkFailed}"${link === undefined ? '' : html` data-reuse`} hidden>
-${hidden(csrf, userId)}
+  return html`<form method="post" action="${link === undefined ? pagePath(userId, { returnTo }) : PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${link === undefined ? m.passkeyAddFailed : m.passkeyLinkFailed}"${link === undefined ? '' : html` data-reuse`} hidden>
+${hidden(csrf, userId, returnTo)}
 ${code}
 <input type="hidden" name="passkeyId" value="">
 <input type="hidden" name="credential" value="">
@@ -190,26 +220,69 @@ ${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passk
 ${passkeyScript()}`;
 }
 
-async function renderAccount(gh: Gatehouse, req: Request, res: Response, ctx: Context, account: Account, status: number, alert?: string): Promise<void> {
+/** "Done" and "Sign out": the ways off the page. */
+async function exits(gh: Gatehouse, ctx: Context, account: Account, csrf: string): Promise<Html> {
+  const { m } = ctx;
+  return html`<div class="actions">
+<a href="${await doneTarget(gh, ctx, account)}">${m.passkeysDone}</a>
+<form method="post" action="${LOGOUT_CONFIRM_PATH}">
+<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
+${ctx.locales.length > 0 ? html`<input type="hidden" name="ui_locales" value="${ctx.locales.join(' ')}">` : ''}
+<button type="submit" class="secondary">${m.logoutButton}</button>
+</form>
+</div>`;
+}
+
+const NOTICES = { added: 'passkeyAddedNotice', removed: 'passkeyRemovedNotice' } as const;
+
+async function renderAccount(gh: Gatehouse, req: Request, res: Response, ctx: Context, account: Account, status: number, alert?: string, done?: string): Promise<void> {
   const { m } = ctx;
   const csrf = csrfTokenFor(gh, req, res);
   const fresh = isFresh(account.session);
   const passkeys = (await listPasskeys(gh.db, account.user.id)).filter((p) => p.state === 'ready');
   const body = html`<p class="identity">${m.passkeysSignedInAs} <strong>${account.user.loginName}</strong></p>
 <p>${m.passkeysIntro}</p>
-${passkeys.length === 0 ? html`<p>${m.passkeysNone}</p>` : html`<ul class="accounts">${passkeys.map((p) => passkeyItem(m, csrf, account, p, fresh))}</ul>`}
+${passkeys.length === 0 ? html`<p>${m.passkeysNone}</p>` : html`<ul class="accounts">${passkeys.map((p) => passkeyItem(m, account, p, fresh, ctx.returnTo))}</ul>`}
 ${
   fresh
-    ? addForm(m, csrf, account.user.id)
+    ? addForm(m, csrf, account.user.id, undefined, ctx.returnTo)
     : html`<p>${m.passkeysReauth}</p>
-<form method="post" action="${PASSKEYS_PAGE_PATH}">
-${hidden(csrf, account.user.id)}
+<form method="post" action="${pagePath(account.user.id, { returnTo: ctx.returnTo })}">
+${hidden(csrf, account.user.id, ctx.returnTo)}
 <input type="hidden" name="action" value="signin">
 <button type="submit" class="primary">${m.signInAgain}</button>
 </form>`
 }
-${ctx.accounts.length > 1 ? html`<nav class="links">${link(PASSKEYS_PAGE_PATH, m.passkeysOtherAccount)}</nav>` : ''}`;
-  sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, alert, body }));
+${await exits(gh, ctx, account, csrf)}
+${ctx.accounts.length > 1 ? html`<nav class="links">${link(pagePath(undefined, { returnTo: ctx.returnTo }), m.passkeysOtherAccount)}</nav>` : ''}`;
+  const notice = done === 'added' || done === 'removed' ? m[NOTICES[done]] : undefined;
+  sendScriptedPage(res, status, page({ m, title: m.passkeysTitle, notice, alert, body }));
+}
+
+/** Asks before a removal (no JavaScript needed): the passkey's name, "Remove" and "Cancel". */
+async function renderRemoval(gh: Gatehouse, req: Request, res: Response, ctx: Context, account: Account, passkeyId: string): Promise<void> {
+  const { m } = ctx;
+  const passkey = (await listPasskeys(gh.db, account.user.id)).find((p) => p.id === passkeyId && p.state === 'ready');
+  if (passkey === undefined || !isFresh(account.session)) return seeOther(res, `${gh.config.externalUrl}${pagePath(account.user.id, { returnTo: ctx.returnTo })}`);
+  const csrf = csrfTokenFor(gh, req, res);
+  const body = html`<p class="identity">${m.passkeysSignedInAs} <strong>${account.user.loginName}</strong></p>
+<p>${m.passkeyRemoveText(passkey.name)}</p>
+<div class="actions">
+<form method="post" action="${pagePath(account.user.id, { returnTo: ctx.returnTo })}">
+${hidden(csrf, account.user.id, ctx.returnTo)}
+<input type="hidden" name="action" value="remove">
+<input type="hidden" name="passkeyId" value="${passkey.id}">
+<button type="submit" class="primary">${m.passkeyRemoveConfirm}</button>
+</form>
+<a href="${pagePath(account.user.id, { returnTo: ctx.returnTo })}">${m.logoutCancel}</a>
+</div>`;
+  sendScriptedPage(res, 200, page({ m, title: m.passkeyRemoveTitle, body }));
+}
+
+/** Where "Done" leads when the page does not know where the user came from. */
+export function passkeysDonePage(req: Request, res: Response): void {
+  const m = messagesOf(req, (queryOf(req).get('ui_locales') ?? '').split(' ').filter(Boolean).slice(0, 10));
+  sendScriptedPage(res, 200, page({ m, title: m.passkeysDoneTitle, body: html`<p>${m.passkeysDoneText}</p>` }));
 }
 
 /** The page of a registration link: a name and the button, nothing about the user yet. */
@@ -230,7 +303,7 @@ function renderLinkDone(res: Response, m: Messages, loginName: string): void {
 function renderChoice(res: Response, ctx: Context): void {
   const { m } = ctx;
   const items = ctx.accounts.map(
-    ({ user }) => html`<li><a class="account" href="${pagePath(user.id)}"><span class="who"><span class="name">${user.displayName}</span><span class="login">${user.loginName}</span></span></a></li>`,
+    ({ user }) => html`<li><a class="account" href="${pagePath(user.id, { returnTo: ctx.returnTo })}"><span class="who"><span class="name">${user.displayName}</span><span class="login">${user.loginName}</span></span></a></li>`,
   );
   const body = html`<p>${m.passkeysChooseAccount}</p>
 <ul class="accounts">${items}</ul>`;
@@ -267,9 +340,9 @@ export function passkeysPage(gh: Gatehouse) {
 
   /** The browser's accounts and the form's signed-in one among them; undefined when an answer has been sent. */
   async function accountOf(req: Request, res: Response, form: ReadonlyMap<string, string>): Promise<{ ctx: Context; account: Account } | undefined> {
-    const ctx = await contextOf(gh, req, []);
+    const ctx = await contextOf(gh, req, [], form.get('returnTo'));
     const account = ctx.accounts.find((a) => a.user.id === form.get('userID'));
-    if (account === undefined) return void seeOther(res, `${gh.config.externalUrl}${PASSKEYS_PAGE_PATH}`);
+    if (account === undefined) return void seeOther(res, `${gh.config.externalUrl}${pagePath(undefined, { returnTo: ctx.returnTo })}`);
     return { ctx, account };
   }
 
@@ -311,10 +384,12 @@ export function passkeysPage(gh: Gatehouse) {
       if (!relyingParty(gh.config).enabled) return disabled(res, messagesOf(req, locales));
       const link = linkCodeOf(query);
       if (link !== undefined) return renderLinkPage(gh, req, res, messagesOf(req, locales), link, 200);
-      const ctx = await contextOf(gh, req, locales);
+      const ctx = await contextOf(gh, req, locales, query.get('returnTo'));
       const wanted = query.get('userID');
       const chosen = wanted === undefined ? (ctx.accounts.length === 1 ? ctx.accounts[0] : undefined) : ctx.accounts.find((a) => a.user.id === wanted);
-      if (chosen !== undefined) return renderAccount(gh, req, res, ctx, chosen, 200);
+      const removal = query.get('remove');
+      if (chosen !== undefined && removal !== undefined) return renderRemoval(gh, req, res, ctx, chosen, removal);
+      if (chosen !== undefined) return renderAccount(gh, req, res, ctx, chosen, 200, undefined, query.get('done'));
       if (ctx.accounts.length > 0 && wanted === undefined) return renderChoice(res, ctx);
       // Nobody signed in (or not the user the link names): sign in first. The link's user id is not
       // turned into a login hint: that would tell anyone the login name of any user id.
@@ -333,12 +408,12 @@ export function passkeysPage(gh: Gatehouse) {
       // A signed-in user of this browser signs in again: its login name may be prefilled.
       if (action === 'signin') return startSignIn(gh, req, res, ctx, { again: account.user });
       if (!isFresh(account.session)) return renderAccount(gh, req, res, ctx, account, 403, m.passkeysReauth);
-      const back = () => seeOther(res, `${gh.config.externalUrl}${pagePath(account.user.id)}`);
+      const back = (done: 'added' | 'removed') => seeOther(res, `${gh.config.externalUrl}${pagePath(account.user.id, { returnTo: ctx.returnTo, done })}`);
       const passkeyId = form.get('passkeyId') ?? '';
       if (action === 'remove') {
         const removed = await removePasskey(gh, account.user, passkeyId, { creator: account.user.id, byAdministrator: false });
         if (removed.kind === 'last_sign_in_method') return renderAccount(gh, req, res, ctx, account, 400, m.passkeyLastMethod);
-        return back(); // removed, or gone already
+        return back('removed'); // removed, or gone already
       }
       if (action === 'add') {
         const name = trimmedName(form);
@@ -346,7 +421,7 @@ export function passkeysPage(gh: Gatehouse) {
         if (name === undefined || credential === undefined || !ID.test(passkeyId)) return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
         const finished = await finishPasskeyRegistration(gh, account.user, { passkeyId, credential, name, creator: account.user.id });
         if (finished.kind !== 'verified') return renderAccount(gh, req, res, ctx, account, 400, m.passkeyAddFailed);
-        return back();
+        return back('added');
       }
       return renderAccount(gh, req, res, ctx, account, 400);
     },
