@@ -6,23 +6,34 @@
  * libraries' never do. Connect streaming is left alone (no API method streams).
  */
 import { Code } from '@connectrpc/connect';
-import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
+import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { codeFromString, codeToHttpStatus, codeToString } from '@connectrpc/connect/protocol-connect';
-import { publicInputError } from './input-errors.ts';
+import { jsonInputCalls, publicInputError, type JsonInputCall } from './input-errors.ts';
 
-/** `inputType`: the type name of the method's input message. */
-export async function rewriteInputErrors(response: UniversalServerResponse, inputType: string): Promise<UniversalServerResponse> {
+/**
+ * Serves one call through the router's handler with input errors in our words. A Connect call with
+ * a JSON body is refused naming the line and column of a syntax error, or the path of the field
+ * whose value does not fit and what it takes (input-errors.ts `JsonInputCall`).
+ */
+export async function answerWithInputErrors(handler: UniversalHandler, request: UniversalServerRequest): Promise<UniversalServerResponse> {
+  const call: JsonInputCall = { schema: handler.method.input };
+  const response = await jsonInputCalls.run(call, () => handler(request));
+  return rewriteInputErrors(response, handler.method.input.typeName, call);
+}
+
+/** `inputType`: the type name of the method's input message; `call`: its JSON input, when it was read as JSON. */
+export async function rewriteInputErrors(response: UniversalServerResponse, inputType: string, call?: JsonInputCall): Promise<UniversalServerResponse> {
   const type = response.header?.get('content-type') ?? '';
   if (type.startsWith('application/grpc-web')) return { ...response, body: mapTrailerFrame(response.body, inputType) };
   if (type.startsWith('application/grpc')) return { ...response, body: fixTrailerAfterBody(response.body, response.trailer, inputType) };
   if (response.status !== 200 && type.startsWith('application/json') && response.body !== undefined && !response.header?.has('content-encoding')) {
-    return connectUnary(response, inputType);
+    return connectUnary(response, inputType, call);
   }
   return response;
 }
 
 /** Connect unary: the error is the JSON body of a non-200 answer. */
-async function connectUnary(response: UniversalServerResponse, inputType: string): Promise<UniversalServerResponse> {
+async function connectUnary(response: UniversalServerResponse, inputType: string, call: JsonInputCall | undefined): Promise<UniversalServerResponse> {
   const chunks: Uint8Array[] = [];
   for await (const chunk of response.body ?? []) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
@@ -35,7 +46,7 @@ async function connectUnary(response: UniversalServerResponse, inputType: string
   const code = typeof error.code === 'string' ? codeFromString(error.code) : undefined;
   const mapped =
     code !== undefined && typeof error.message === 'string' && error.details === undefined
-      ? publicInputError(code, error.message, inputType)
+      ? publicInputError(code, error.message, inputType, call)
       : undefined;
   if (mapped === undefined) return { ...response, body: oneChunk(bytes) };
   const body = Buffer.from(JSON.stringify({ code: codeToString(mapped.code), message: mapped.message }));

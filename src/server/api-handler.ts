@@ -35,7 +35,7 @@ import { authInterceptor } from '../api/auth-interceptor.ts';
 import { errorInterceptor } from '../api/errors.ts';
 import { jsonInputOptions } from '../api/input-errors.ts';
 import { silentLogger, type ApiLogger } from '../api/logger.ts';
-import { rewriteInputErrors } from '../api/parse-errors.ts';
+import { answerWithInputErrors } from '../api/parse-errors.ts';
 import { createServingProbe } from '../api/serving-probe.ts';
 import { PUBLIC_SERVICES, registerServices } from '../api/services.ts';
 import { clientKey, createStreamGate, STREAM_LIMITS, streamLimitInterceptor, type StreamLimits } from '../api/stream-limits.ts';
@@ -155,7 +155,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
       return;
     }
     try {
-      await writeResponse(await rewriteInputErrors(await handler(request), handler.method.input.typeName), res);
+      await writeResponse(await answerWithInputErrors(handler, request), res);
     } catch (error) {
       if (ConnectError.from(error).code === Code.Aborted) return; // the client went away
       log.error({ err: error, procedure: handler.requestPath }, 'api response failed');

@@ -267,11 +267,11 @@ describe('FeatureService over REST', () => {
   });
 
   it.each([
-    ['malformed JSON', json, '{"oidcTokenExchange":', 400, errorBody(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON')],
-    ['a wrong value type', json, '{"oidcTokenExchange":"on"}', 400, errorBody(Code.InvalidArgument, 'REST-InvalidArgument', 'invalid value for field "oidcTokenExchange"')],
+    ['malformed JSON', json, '{"oidcTokenExchange":', 400, errorBody(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON: line 1, column 22')],
+    ['a wrong value type', json, '{"oidcTokenExchange":"on"}', 400, errorBody(Code.InvalidArgument, 'REST-InvalidArgument', 'oidcTokenExchange: must be true or false')],
     ['a JSON array', json, '[]', 400, errorBody(Code.InvalidArgument, 'REST-InvalidArgument', 'request body must be a JSON object')],
     // a form's type is read as JSON, as ZITADEL's gateway reads it: form fields are not JSON
-    ['a form body', { 'content-type': 'application/x-www-form-urlencoded' }, 'oidcTokenExchange=true', 400, errorBody(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON')],
+    ['a form body', { 'content-type': 'application/x-www-form-urlencoded' }, 'oidcTokenExchange=true', 400, errorBody(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON: line 1, column 1')],
     ['a multipart body', { 'content-type': 'multipart/form-data; boundary=x' }, '--x\r\n\r\n{}\r\n--x--', 415, errorBody(Code.InvalidArgument, 'REST-ContentType', 'content type must be application/json')],
     ['another charset', { 'content-type': 'application/json; charset=latin1' }, '{}', 415, errorBody(Code.InvalidArgument, 'REST-Charset', 'request body must be UTF-8')],
     ['invalid UTF-8', json, new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 400, errorBody(Code.InvalidArgument, 'REST-Utf8', 'request body is not valid UTF-8')],

@@ -7,10 +7,12 @@ import { gzipSync } from 'node:zlib';
 import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
 import { createAsyncIterable, readAllBytes, type UniversalHandler, type UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { compressionBrotli, compressionGzip } from '@connectrpc/connect-node';
+import { AppService, CreateApplicationRequestSchema, ListApplicationsRequestSchema } from '../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { apiError } from '../../src/api/errors.ts';
 import { INPUT_ERROR_RULES, jsonInputOptions, publicInputError } from '../../src/api/input-errors.ts';
-import { rewriteInputErrors } from '../../src/api/parse-errors.ts';
+import { describeInvalidField, findInvalidField } from '../../src/api/json-fields.ts';
+import { answerWithInputErrors } from '../../src/api/parse-errors.ts';
 
 const INPUT = 'zitadel.feature.v2.SetInstanceFeaturesRequest';
 
@@ -66,6 +68,38 @@ describe('publicInputError', () => {
   });
 });
 
+const RESPONSE_TYPES = 'OIDC_RESPONSE_TYPE_CODE, OIDC_RESPONSE_TYPE_ID_TOKEN, OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN';
+const UINT64 = 'must be an integer from 0 to 18446744073709551615 (a number or a string of digits)';
+
+describe('findInvalidField', () => {
+  it.each([
+    ['an unknown enum name in a list', CreateApplicationRequestSchema, { oidcRequest: { responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'CODE'] } }, `oidcRequest.responseTypes[1]: must be one of ${RESPONSE_TYPES}`],
+    ['an unknown enum name', CreateApplicationRequestSchema, { oidcRequest: { appType: 'WEB' } }, 'oidcRequest.appType: must be one of OIDC_APP_TYPE_WEB, OIDC_APP_TYPE_USER_AGENT, OIDC_APP_TYPE_NATIVE'],
+    ['a string for a boolean', CreateApplicationRequestSchema, { oidcRequest: { devMode: 'yes' } }, 'oidcRequest.devMode: must be true or false'],
+    ['a number for a string', CreateApplicationRequestSchema, { projectId: 42 }, 'projectId: must be a string'],
+    ['a string for a list', CreateApplicationRequestSchema, { oidcRequest: { redirectUris: 'https://a.test/cb' } }, 'oidcRequest.redirectUris: must be a JSON array'],
+    ['a number for a message', CreateApplicationRequestSchema, { oidcRequest: 5 }, 'oidcRequest: must be a JSON object'],
+    ['a bad duration', CreateApplicationRequestSchema, { oidcRequest: { clockSkew: 'soon' } }, 'oidcRequest.clockSkew: must be a duration in seconds, such as "3600s"'],
+    ['two members of a oneof', CreateApplicationRequestSchema, { oidcRequest: {}, apiRequest: {} }, 'only one of oidcRequest, apiRequest may be set'],
+    ['a 90-digit offset', ListApplicationsRequestSchema, { pagination: { offset: '9'.repeat(90) } }, `pagination.offset: ${UINT64}`],
+    ['a negative offset', ListApplicationsRequestSchema, { pagination: { offset: -1 } }, `pagination.offset: ${UINT64}`],
+    ['a fraction for a limit', ListApplicationsRequestSchema, { pagination: { limit: 1.5 } }, 'pagination.limit: must be an integer from 0 to 4294967295'],
+  ])('%s', (_name, schema, json, message) => {
+    const found = findInvalidField(schema, json);
+    expect(found && describeInvalidField(found)).toBe(message);
+  });
+
+  it.each([
+    ['enum names, and numbers', CreateApplicationRequestSchema, { oidcRequest: { responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 2], appType: 'OIDC_APP_TYPE_NATIVE' } }],
+    ['proto names as keys, unknown keys, nulls', CreateApplicationRequestSchema, { project_id: '1', oidc_request: { dev_mode: true, future: { x: 1 } }, apiRequest: null }],
+    ['64-bit integers as strings and numbers, a duration', ListApplicationsRequestSchema, { pagination: { offset: '18446744073709551615', limit: 10 } }],
+    ['a duration', CreateApplicationRequestSchema, { oidcRequest: { clockSkew: '1.5s' } }],
+    ['a message that is no object', CreateApplicationRequestSchema, []],
+  ])('accepts %s', (_name, schema, json) => {
+    expect(findInvalidField(schema, json as never)).toBeUndefined();
+  });
+});
+
 describe('jsonInputOptions', () => {
   it('refuses invalid UTF-8 instead of decoding it leniently', () => {
     expect(() => jsonInputOptions.textDecoder.decode(new Uint8Array([0x7b, 0xff, 0x7d]))).toThrow('request body is not valid UTF-8');
@@ -104,7 +138,7 @@ async function call(handler: UniversalHandler, contentType: string, body: Uint8A
   const url = `http://localhost${handler.requestPath}`;
   const header = new Headers({ 'content-type': contentType, ...headers });
   const request = { httpVersion: '2.0', method: 'POST', url, header, body: createAsyncIterable([body]), signal: new AbortController().signal };
-  const response: UniversalServerResponse = await rewriteInputErrors(await handler(request), handler.method.input.typeName);
+  const response: UniversalServerResponse = await answerWithInputErrors(handler, request);
   const bytes = Buffer.from(response.body === undefined ? new Uint8Array(0) : await readAllBytes(response.body, Number.MAX_SAFE_INTEGER));
   if (contentType.startsWith('application/grpc-web')) {
     let trailer = '';
@@ -129,14 +163,16 @@ function envelope(payload: Uint8Array, flags = 0): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-const JSON_BODIES: [string, string, Buffer][] = [
-  ['malformed JSON', 'request message is not valid JSON', Buffer.from('{"oidcTokenExchange": tru')],
-  ['an empty body', 'request message is not valid JSON', Buffer.alloc(0)],
+/** Bad JSON bodies, each with the fixed message gRPC and gRPC-web (+json) answer, and Connect's own when it says more. */
+const JSON_BODIES: [string, string, Buffer, string?][] = [
+  ['malformed JSON', 'request message is not valid JSON', Buffer.from('{"oidcTokenExchange": tru'), 'request body is not valid JSON: line 1, column 23'],
+  ['an empty body', 'request message is not valid JSON', Buffer.alloc(0), 'request body is not valid JSON: line 1, column 1'],
+  ['a missing comma', 'request message is not valid JSON', Buffer.from('{\n  "oidcTokenExchange": true\n  "x": 1\n}'), 'request body is not valid JSON: line 3, column 3'],
   ['a JSON array', 'request message must be a JSON object', Buffer.from('[]')],
   ['JSON null', 'request message must be a JSON object', Buffer.from('null')],
   ['a JSON number', 'request message must be a JSON object', Buffer.from('1e999')],
-  ['a field of the wrong type', 'request message has a field with an invalid value', Buffer.from('{"oidcTokenExchange": "yes"}')],
-  ['a number for a boolean', 'request message has a field with an invalid value', Buffer.from('{"oidcTokenExchange": 1}')],
+  ['a field of the wrong type', 'request message has a field with an invalid value', Buffer.from('{"oidcTokenExchange": "yes"}'), 'oidcTokenExchange: must be true or false'],
+  ['a number for a boolean', 'request message has a field with an invalid value', Buffer.from('{"oidcTokenExchange": 1}'), 'oidcTokenExchange: must be true or false'],
   ['a duplicated key', 'request message sets a field more than once', Buffer.from('{"oidcTokenExchange": true, "oidcTokenExchange": false}')],
   ['a field by JSON and proto name', 'request message sets a field more than once', Buffer.from('{"oidcTokenExchange": true, "oidc_token_exchange": false}')],
   ['invalid UTF-8', 'request body is not valid UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])],
@@ -145,8 +181,8 @@ const JSON_BODIES: [string, string, Buffer][] = [
 describe('rewriteInputErrors: Connect unary', () => {
   const handler = setFeaturesHandler();
 
-  it.each(JSON_BODIES)('%s is 400 invalid_argument %j', async (_name, message, body) => {
-    expect(await call(handler, 'application/json', body)).toEqual({ status: 400, code: 'invalid_argument', message });
+  it.each(JSON_BODIES)('%s is 400 invalid_argument %j', async (...[, message, body, connectMessage]) => {
+    expect(await call(handler, 'application/json', body)).toEqual({ status: 400, code: 'invalid_argument', message: connectMessage ?? message });
   });
 
   it('an unknown field is ignored, as connect-go and ZITADEL\'s gateway do', async () => {
@@ -209,6 +245,43 @@ describe('rewriteInputErrors: Connect unary', () => {
       throw new ConnectError('internal error', Code.Internal);
     });
     expect(await call(failing, 'application/json', Buffer.from('{}'))).toEqual({ status: 500, code: 'internal', message: 'internal error' });
+  });
+});
+
+describe('a Connect JSON body with an enum', () => {
+  const received: unknown[] = [];
+  const router = createConnectRouter({ connect: true, jsonOptions: jsonInputOptions });
+  router.service(AppService, {
+    createApplication: (request) => {
+      received.push(request);
+      return {};
+    },
+  });
+  const handler = router.handlers.find((h) => h.method.name === 'CreateApplication')!;
+  const body = (json: object) => Buffer.from(JSON.stringify({ projectId: '1', name: 'web', ...json }));
+  beforeEach(() => (received.length = 0));
+
+  it('refuses an unknown enum name, which protobuf-es would drop, naming the path and the names', async () => {
+    expect(await call(handler, 'application/json', body({ oidcRequest: { redirectUris: ['https://a.test/cb'], responseTypes: ['CODE'] } }))).toEqual({
+      status: 400,
+      code: 'invalid_argument',
+      message: `oidcRequest.responseTypes[0]: must be one of ${RESPONSE_TYPES}`,
+    });
+    expect(received).toEqual([]);
+  });
+
+  it('names the field of any other value protobuf-es refuses', async () => {
+    expect(await call(handler, 'application/json', body({ oidcRequest: { clockSkew: 'soon' } }))).toEqual({
+      status: 400,
+      code: 'invalid_argument',
+      message: 'oidcRequest.clockSkew: must be a duration in seconds, such as "3600s"',
+    });
+  });
+
+  it('takes enum names and numbers, and ignores unknown fields', async () => {
+    const answer = await call(handler, 'application/json', body({ oidcRequest: { responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 2], future: true } }));
+    expect(answer.status).toBe(200);
+    expect(received).toHaveLength(1);
   });
 });
 

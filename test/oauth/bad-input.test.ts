@@ -584,11 +584,11 @@ describe('REST API with malformed requests', () => {
   });
 
   it.each([
-    ['malformed JSON', '{"oidcTokenExchange": tru', 'request body is not valid JSON'],
+    ['malformed JSON', '{"oidcTokenExchange": tru', 'request body is not valid JSON: line 1, column 23'],
     ['a JSON array instead of an object', '[{"oidcTokenExchange": true}]', 'request body must be a JSON object'],
     ['JSON null', 'null', 'request body must be a JSON object'],
     ['a JSON string', '"oidcTokenExchange"', 'request body must be a JSON object'],
-    ['a field of the wrong type', '{"oidcTokenExchange": "yes"}', 'invalid value for field "oidcTokenExchange"'],
+    ['a field of the wrong type', '{"oidcTokenExchange": "yes"}', 'oidcTokenExchange: must be true or false'],
     ['deeply nested arrays', `${'['.repeat(20000)}${']'.repeat(20000)}`, 'request body must be a JSON object'],
   ])('%s is 400 InvalidArgument', async (_name, body, message) => {
     expectApiError(await put(body), 400, 3, message);

@@ -1,5 +1,6 @@
 import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
 import type { Message } from '@bufbuild/protobuf';
+import { AppService } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { FeatureService } from '../../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { UserService } from '../../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import { errorDetailOf } from '../../api/errors.ts';
@@ -10,10 +11,12 @@ import { RestRoutes } from './routes.ts';
 // implementations are never called here.
 const router = createConnectRouter().service(FeatureService, {}).service(UserService, {});
 const routes = new RestRoutes(router.handlers);
+// A service whose requests hold enums and nested messages, for the answers that name a field's path.
+const appRoutes = new RestRoutes(createConnectRouter().service(AppService, {}).handlers);
 
 function build(method: string, url: string, body?: unknown): Message & Record<string, unknown> {
   const [path = '', query = ''] = url.split('?');
-  const match = routes.match(method, path);
+  const match = path.startsWith('/v2beta/') ? appRoutes.match(method, path) : routes.match(method, path);
   if (match.kind !== 'found') throw new Error(`no route for ${method} ${path}`);
   return buildRequestMessage(match.route, { body: body as never, query: new URLSearchParams(query), variables: match.variables }) as never;
 }
@@ -101,7 +104,15 @@ describe('buildRequestMessage', () => {
   });
 
   it.each([
-    ['PUT', '/v2/features/instance', { oidcTokenExchange: 'yes' }, 'invalid value for field "oidcTokenExchange"'],
+    ['PUT', '/v2/features/instance', { oidcTokenExchange: 'yes' }, 'oidcTokenExchange: must be true or false'],
+    [
+      'POST', '/v2beta/applications', { projectId: '1', name: 'web', oidcRequest: { redirectUris: ['https://a.test/cb'], responseTypes: ['CODE'] } },
+      'oidcRequest.responseTypes[0]: must be one of OIDC_RESPONSE_TYPE_CODE, OIDC_RESPONSE_TYPE_ID_TOKEN, OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN',
+    ],
+    ['POST', '/v2beta/applications', { projectId: '1', oidcRequest: { appType: 'web' } }, 'oidcRequest.appType: must be one of OIDC_APP_TYPE_WEB, OIDC_APP_TYPE_USER_AGENT, OIDC_APP_TYPE_NATIVE'],
+    ['POST', '/v2beta/applications/search', { pagination: { offset: '9'.repeat(90) } }, 'pagination.offset: must be an integer from 0 to 18446744073709551615 (a number or a string of digits)'],
+    ['POST', '/v2beta/applications/search', { sortingColumn: 'NAME' }, 'sortingColumn: must be one of APP_SORT_BY_ID, APP_SORT_BY_NAME, APP_SORT_BY_STATE, APP_SORT_BY_CREATION_DATE, APP_SORT_BY_CHANGE_DATE'],
+    ['POST', '/v2beta/applications', { oidcRequest: {}, apiRequest: {} }, 'only one of oidcRequest, apiRequest may be set'],
     ['PUT', '/v2/features/instance', [], 'request body must be a JSON object'],
     ['PUT', '/v2/features/instance', 'true', 'request body must be a JSON object'],
     ['POST', '/v3alpha/users/1/email/resend', { sendCode: {}, returnCode: {} }, 'only one of sendCode, returnCode may be set'],

@@ -12,11 +12,13 @@
  * client built against newer protos keeps working. They are dropped here, by the schema, rather
  * than with protobuf-es's `ignoreUnknownFields`, which would also accept unknown enum names: those
  * stay InvalidArgument (docs/decisions.md#json-input), as do invalid values and unknown query
- * parameters. Messages are ours, naming the field; protobuf-es wording stays in `cause`.
+ * parameters. Messages are ours, naming the field by its path and what it takes
+ * (api/json-fields.ts); protobuf-es wording stays in `cause`.
  */
 import { fromJson, mergeFromJson, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { isFieldError } from '@bufbuild/protobuf/reflect';
 import type { ConnectError } from '@connectrpc/connect';
+import { describeInvalidField, findInvalidField } from '../../api/json-fields.ts';
 import { invalid, leafJson, queryToJson, setJsonPath } from './params.ts';
 import type { RestRoute } from './routes.ts';
 
@@ -30,15 +32,15 @@ export interface RestInput {
 export function buildRequestMessage(route: RestRoute, input: RestInput): Message {
   const schema = route.method.input;
   const bodyJson = withoutUnknownKeys(schema, bodyToMessageJson(route, input.body));
-  const message = decode(schema, () => fromJson(schema, bodyJson));
+  const message = decode(schema, bodyJson, () => fromJson(schema, bodyJson));
   const queryJson = queryToJson(route, input.query);
-  if (queryJson !== undefined) decode(schema, () => mergeFromJson(schema, message, queryJson));
+  if (queryJson !== undefined) decode(schema, queryJson, () => mergeFromJson(schema, message, queryJson));
   const pathJson: JsonObject = {};
   for (const [name, value] of input.variables) {
     const fields = route.pathFields.get(name) ?? [];
     setJsonPath(pathJson, fields, leafJson(fields, value, `path variable "${name}"`));
   }
-  decode(schema, () => mergeFromJson(schema, message, pathJson));
+  decode(schema, pathJson, () => mergeFromJson(schema, message, pathJson));
   return message;
 }
 
@@ -78,15 +80,18 @@ function isObject(value: JsonValue): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function decode<T>(schema: DescMessage, run: () => T): T {
+/** Runs the decoding of `json` into a `schema` message; a refusal names the field's path and what it takes. */
+function decode<T>(schema: DescMessage, json: JsonObject, run: () => T): T {
   try {
     return run();
   } catch (error) {
-    throw describeDecodeError(schema, error);
+    throw describeDecodeError(schema, json, error);
   }
 }
 
-function describeDecodeError(schema: DescMessage, error: unknown): ConnectError {
+function describeDecodeError(schema: DescMessage, json: JsonObject, error: unknown): ConnectError {
+  const invalidField = findInvalidField(schema, json);
+  if (invalidField !== undefined) return invalid(describeInvalidField(invalidField), error);
   const cause = error instanceof Error ? error.cause : undefined;
   if (isFieldError(cause)) {
     const target = cause.field();

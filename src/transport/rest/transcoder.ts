@@ -14,6 +14,7 @@ import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
 import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import { apiError, publicError } from '../../api/errors.ts';
+import { notValidJson } from '../../api/json-syntax.ts';
 import type { ApiLogger } from '../../api/logger.ts';
 import { BodyAbortedError, readBody } from './body.ts';
 import { checkJsonContentType, contentTypeJson, isIdentityEncoding } from './content-type.ts';
@@ -81,7 +82,7 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
     try {
       json = JSON.parse(text) as JsonValue;
     } catch {
-      throw apiError(Code.InvalidArgument, 'REST-Json', 'request body is not valid JSON');
+      throw apiError(Code.InvalidArgument, 'REST-Json', notValidJson(text));
     }
     // JSON.parse keeps the last of repeated keys; protojson (ZITADEL's gateway) and Connect refuse
     // them. protobuf-es's string reader finds them, read here as a google.protobuf.Value.
