@@ -50,7 +50,7 @@ test('GET shows the form prefilled from the link, with a CSRF token, in English 
   expect(page.text).toContain('<input type="hidden" name="userID" value="user-123">');
   expect(page.text).toContain(`<input type="hidden" name="orgID" value="${IDS.org}">`);
   expect(page.text).toMatch(/name="code" type="text" value="AB12CD" autocomplete="one-time-code"/);
-  expect(page.text).toContain(`<form method="post" action="${PATH}">`);
+  expect(page.text).toContain(`<form method="post" action="${PATH}?userID=user-123&amp;orgID=${IDS.org}">`); // the link's address, without the code
   expect(csrfIn(page.text)).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
   browser.acceptLanguage = 'de-CH, en;q=0.5';

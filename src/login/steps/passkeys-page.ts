@@ -199,6 +199,11 @@ ${fresh ? html`<a href="${pagePath(account.user.id, { returnTo, remove: passkey.
 </li>`;
 }
 
+/** A registration link's own address: its form posts back to it, so a refused post can be reloaded. */
+function linkPath(link: LinkCode): string {
+  return `${PASSKEYS_PAGE_PATH}?${new URLSearchParams({ userID: link.userId, codeID: link.id, code: link.code }).toString()}`;
+}
+
 /**
  * The form that adds a passkey (hidden until the script finds WebAuthn): for the signed-in user, or
  * with a registration link's code, whose form keeps its options for another try (data-reuse).
@@ -209,7 +214,7 @@ function addForm(m: Messages, csrf: string, userId: string, link?: LinkCode, ret
     : html`<input type="hidden" name="codeID" value="${link.id}">
 <input type="hidden" name="code" value="${link.code}">
 <input type="hidden" name="action" value="add-with-code">`;
-  return html`<form method="post" action="${link === undefined ? pagePath(userId, { returnTo }) : PASSKEYS_PAGE_PATH}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${link === undefined ? m.passkeyAddFailed : m.passkeyLinkFailed}"${link === undefined ? '' : html` data-reuse`} hidden>
+  return html`<form method="post" action="${link === undefined ? pagePath(userId, { returnTo }) : linkPath(link)}" class="passkey-add" data-options="${OPTIONS_PATH}" data-failed="${link === undefined ? m.passkeyAddFailed : m.passkeyLinkFailed}"${link === undefined ? '' : html` data-reuse`} hidden>
 ${hidden(csrf, userId, returnTo)}
 ${code}
 <input type="hidden" name="passkeyId" value="">

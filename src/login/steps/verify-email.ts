@@ -54,9 +54,22 @@ function clip(value: string | undefined, max: number): string {
   return (value ?? '').trim().slice(0, max);
 }
 
+/**
+ * The form posts back to the link's address (without the code), so the answer to a refused post
+ * stands at an address that opens the same form again: a reload or a bookmark keeps the link's user.
+ */
+function actionOf(fields: Fields): string {
+  const query = new URLSearchParams();
+  if (fields.userId !== '') query.set('userID', fields.userId);
+  if (fields.orgId !== '') query.set('orgID', fields.orgId);
+  if (fields.codeId !== '') query.set('codeID', fields.codeId);
+  const search = query.toString();
+  return search === '' ? VERIFY_EMAIL_PATH : `${VERIFY_EMAIL_PATH}?${search}`;
+}
+
 function render(res: Response, m: Messages, csrf: string, status: number, fields: Fields, problem?: { alert: string; field?: string }): void {
   const body = html`<p>${m.verifyEmailIntro}</p>
-<form method="post" action="${VERIFY_EMAIL_PATH}">
+<form method="post" action="${actionOf(fields)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${csrf}">
 <input type="hidden" name="orgID" value="${fields.orgId}">
 ${fields.codeId === '' ? '' : html`<input type="hidden" name="codeID" value="${fields.codeId}">`}
