@@ -13,6 +13,8 @@ import { newId } from '../domain/kernel/ids.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance } from '../store/instances.ts';
 import { findOrg, findOrgByName } from '../store/orgs.ts';
+import { findLoginPolicy } from '../store/policies.ts';
+import { applyInstancePolicies, applyOrgPolicies, defaultRegistration } from './apply-policies.ts';
 import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
 import { BOOTSTRAP, match, record, refusedAt, writer, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
@@ -35,7 +37,19 @@ export interface BootstrapSummary extends Counts {
   objects: ObjectResult[];
 }
 
-async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | undefined): Promise<string> {
+/**
+ * The organization's registration switch (`orgs.allow_register`, docs/security.md 10.12): as the file
+ * says (`loginPolicy.allowRegister` or `allowRegister`); with a login policy in the file that does not
+ * say, the default rule; else its own login policy's (made through the API), else unset.
+ */
+async function registrationOf(ctx: ApplyContext, spec: OrgSpec, orgId: string | undefined, isDefaultOrg: boolean): Promise<boolean | null> {
+  if (spec.allowRegister !== undefined) return spec.allowRegister;
+  if (spec.loginPolicy !== undefined) return defaultRegistration(ctx, isDefaultOrg);
+  const own = orgId === undefined ? undefined : await findLoginPolicy(ctx.trx, orgId);
+  return own?.allow_register ?? null;
+}
+
+async function applyOrg(ctx: ApplyContext, spec: OrgSpec, index: number, preferredId: string | undefined, defaultOrgId: string | undefined): Promise<string> {
   const row = await match(
     ctx,
     spec.path,
@@ -49,18 +63,18 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, preferredId: string | 
     refusal instanceof OrgDomainTaken
       ? { path: `${spec.path}.domain`, message: `domain "${spec.domain}" is the primary domain of organization "${refusal.holder.name}" (${refusal.holder.id})` }
       : undefined;
+  const orgId = row?.id ?? spec.id ?? preferredId ?? newId();
   // docs/security.md 10.12: left out, registration stays at its default (the default organization only).
-  const values = { name: spec.name, domain: spec.domain, allowRegister: spec.allowRegister ?? null };
-  let orgId: string;
+  const allowRegister = await registrationOf(ctx, spec, row?.id, defaultOrgId === undefined ? index === 0 : defaultOrgId === orgId);
+  const values = { name: spec.name, domain: spec.domain, allowRegister };
   if (!row) {
-    const id = spec.id ?? preferredId ?? newId();
-    await refusedAt(ctx, spec.path, () => addOrg(ctx.trx, writer(ctx), { id, ...values }), domainConflict);
-    orgId = id;
+    await refusedAt(ctx, spec.path, () => addOrg(ctx.trx, writer(ctx), { id: orgId, ...values }), domainConflict);
+    await applyOrgPolicies(ctx, orgId, spec, allowRegister ?? false);
     record(ctx, 'org', spec.path, orgId, 'created');
   } else {
-    orgId = row.id;
     const changed = await refusedAt(ctx, spec.path, () => changeOrg(ctx.trx, writer(ctx), row, values), domainConflict);
-    record(ctx, 'org', spec.path, orgId, changed ? 'updated' : 'unchanged');
+    const policiesChanged = await applyOrgPolicies(ctx, orgId, spec, allowRegister ?? false);
+    record(ctx, 'org', spec.path, orgId, changed || policiesChanged ? 'updated' : 'unchanged');
   }
   const granted: Array<[string, AuthorizationSpec[]]> = [];
   for (const user of spec.users) granted.push([await applyHuman(ctx, orgId, user), user.authorizations]);
@@ -84,14 +98,18 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Pro
     record(ctx, 'instance', '', ctx.instanceId, 'created');
   }
   const featuresChanged = await declareFeatures(trx, ctx.instanceId, document.features, BOOTSTRAP);
+  // Before the organizations: theirs start from the instance's.
+  const policiesChanged = await applyInstancePolicies(ctx, document);
   const orgIds: string[] = [];
-  for (const [index, org] of document.orgs.entries()) orgIds.push(await applyOrg(ctx, org, index === 0 ? firstOrgId : undefined));
+  // The default organization: the existing one, else (new, or an instance without one) the file's first.
+  const defaultOrgId = existing?.default_org_id ?? undefined;
+  for (const [index, org] of document.orgs.entries()) orgIds.push(await applyOrg(ctx, org, index, index === 0 ? firstOrgId : undefined, defaultOrgId));
 
   if (existing) {
     // An instance without a default organization gets the file's first one.
     const defaultOrgId = existing.default_org_id === null ? orgIds[0] : undefined;
     const changed = await changeInstance(trx, existing, { enableImpersonation: document.security.enableImpersonation, defaultOrgId }, BOOTSTRAP);
-    record(ctx, 'instance', '', existing.id, changed || featuresChanged ? 'updated' : 'unchanged');
+    record(ctx, 'instance', '', existing.id, changed || featuresChanged || policiesChanged ? 'updated' : 'unchanged');
   }
   return summarize(ctx);
 }

@@ -3,6 +3,8 @@
  * them: every spec carries its path in the document so later errors can name it.
  */
 import type { FeatureName } from '../domain/instance/features.ts';
+import type { ColourField, ImageFile, ImageKind, LoginPolicy } from '../domain/instance/policies.ts';
+import type { ThemeModeName } from '../store/schema.ts';
 import { APP_GRANT_TYPES, type AppGrantType } from '../oidc/grant-types.ts';
 import type { Address, OidcAppType } from '../store/schema.ts';
 import type { AccessTokenType, AuthMethod, ResponseType } from '../oidc/vocabulary.ts';
@@ -120,6 +122,27 @@ export interface ProjectSpec {
   apps: AppSpec[];
 }
 
+/**
+ * Branding (docs/bootstrap.md#branding-and-login-policy): the file declares the active branding of
+ * the instance or of an organization; what it leaves out takes the default (for an organization, the
+ * instance's), and an image left out is removed.
+ */
+export interface BrandingSpec {
+  path: string;
+  colours: Partial<Record<ColourField, string>>;
+  hideLoginNameSuffix: boolean | undefined;
+  disableWatermark: boolean | undefined;
+  themeMode: ThemeModeName | undefined;
+  /** Read and checked while validating: paths relative to the bootstrap file. */
+  images: Partial<Record<ImageKind, ImageFile>>;
+}
+
+/** A login policy: what the file leaves out takes the default (for an organization, the instance's). */
+export interface LoginPolicySpec {
+  path: string;
+  values: Partial<LoginPolicy>;
+}
+
 export interface OrgSpec {
   path: string;
   id: string | undefined;
@@ -132,6 +155,9 @@ export interface OrgSpec {
    * restores it.
    */
   allowRegister: boolean | undefined;
+  /** The organization's own branding and login policy; left out, the file does not manage them. */
+  branding: BrandingSpec | undefined;
+  loginPolicy: LoginPolicySpec | undefined;
   users: HumanSpec[];
   machines: MachineSpec[];
   projects: ProjectSpec[];
@@ -140,6 +166,9 @@ export interface OrgSpec {
 export interface BootstrapDocument {
   features: Partial<Record<FeatureName, boolean>>;
   security: { enableImpersonation: boolean | undefined };
+  /** The instance's branding and login policy, the defaults of every organization. */
+  branding: BrandingSpec | undefined;
+  loginPolicy: LoginPolicySpec | undefined;
   orgs: OrgSpec[];
 }
 

@@ -6,6 +6,7 @@ import { isValidEmail } from '../domain/users/email-address.ts';
 import { FEATURES, type FeatureName } from '../domain/instance/features.ts';
 import type { Address } from '../store/schema.ts';
 import { ID_RULE, NAME_RULE, readAuthorization, readProject, readPublicKey } from './rules-apps.ts';
+import { readBranding, readLoginPolicy, registrationSwitch } from './rules-policies.ts';
 import { GENDERS, ROLES, USER_STATES, type AuthorizationSpec, type BootstrapDocument, type HumanSpec, type MachineSpec, type OrgSpec, type Role } from './document.ts';
 import { Fields, readEnum, type Issues, type StringRule } from './validator.ts';
 import { ACCESS_TOKEN_TYPES } from '../oidc/vocabulary.ts';
@@ -101,17 +102,19 @@ function readMachine(issues: Issues, path: string, value: unknown): MachineSpec 
 }
 
 function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'allowRegister', 'users', 'machines', 'projects']);
+  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'allowRegister', 'branding', 'loginPolicy', 'users', 'machines', 'projects']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const name = fields.requiredString('name', NAME_RULE);
   const domain = fields.requiredString('domain', DOMAIN)?.toLowerCase();
-  const allowRegister = fields.boolean('allowRegister');
+  const branding = fields.has('branding') ? readBranding(issues, fields.at('branding'), fields.raw('branding')) : undefined;
+  const loginPolicy = fields.has('loginPolicy') ? readLoginPolicy(issues, fields.at('loginPolicy'), fields.raw('loginPolicy')) : undefined;
+  const allowRegister = registrationSwitch(issues, path, fields.boolean('allowRegister'), loginPolicy);
   const users = fields.list('users', (item, at) => readHuman(issues, at, item)) ?? [];
   const machines = fields.list('machines', (item, at) => readMachine(issues, at, item)) ?? [];
   const projects = fields.list('projects', (item, at) => readProject(issues, at, item)) ?? [];
   if (name === undefined || domain === undefined) return undefined;
-  return { path, id, name, domain, allowRegister, users, machines, projects };
+  return { path, id, name, domain, allowRegister, branding, loginPolicy, users, machines, projects };
 }
 
 /** Names, domains, client ids and ids must be unique where the database (or OAuth) needs them to be. */
@@ -163,7 +166,7 @@ function checkUnique(issues: Issues, orgs: OrgSpec[]): void {
 }
 
 export function readDocument(issues: Issues, value: unknown): BootstrapDocument | undefined {
-  const fields = Fields.of(issues, '', value, ['features', 'security', 'orgs']);
+  const fields = Fields.of(issues, '', value, ['features', 'security', 'branding', 'loginPolicy', 'orgs']);
   if (!fields) return undefined;
   const features: Partial<Record<FeatureName, boolean>> = {};
   if (fields.has('features')) {
@@ -175,7 +178,9 @@ export function readDocument(issues: Issues, value: unknown): BootstrapDocument 
   }
   const security = fields.has('security') ? Fields.of(issues, 'security', fields.raw('security'), ['enableImpersonation']) : undefined;
   const enableImpersonation = security?.boolean('enableImpersonation');
+  const branding = fields.has('branding') ? readBranding(issues, 'branding', fields.raw('branding')) : undefined;
+  const loginPolicy = fields.has('loginPolicy') ? readLoginPolicy(issues, 'loginPolicy', fields.raw('loginPolicy')) : undefined;
   const orgs = fields.list('orgs', (item, path) => readOrg(issues, path, item)) ?? [];
   checkUnique(issues, orgs);
-  return { features, security: { enableImpersonation }, orgs };
+  return { features, security: { enableImpersonation }, branding, loginPolicy, orgs };
 }

@@ -12,14 +12,20 @@
  * - An empty colour and a duration left out keep what the policy has (for an Add: the instance's):
  *   REST callers may send only what they change.
  * - Every change appends one event; the directory's caches follow it (directory.ts).
+ * - Self-registration (docs/security.md 10.12): an organization's own login policy decides it, and
+ *   its writes keep `orgs.allow_register` (what the bootstrap file's `allowRegister` sets) in step.
+ *   An organization without its own policy allows it as that column says, and when unset only if
+ *   it is the instance's default organization and the instance's policy allows it.
  */
 import { createHash } from 'node:crypto';
 import type { DB } from '../../store/database.ts';
-import { deleteAssetsExcept, insertAsset } from '../../store/assets.ts';
+import { deleteAssetsExcept, findAssetHash, insertAsset } from '../../store/assets.ts';
 import {
   deleteLabelPolicies, deleteLoginPolicy, findActiveLabelPolicies, findLabelPolicies, findLoginPolicies, findLoginPolicy, upsertLabelPolicy, upsertLoginPolicy,
   type LabelPolicyRow, type LoginPolicyRow,
 } from '../../store/policies.ts';
+import { updateOrg } from '../../store/orgs.ts';
+import { findRegistrationOrg } from '../../store/registrations.ts';
 import type { ThemeModeName } from '../../store/schema.ts';
 import { appendEvent, type ChangeDetails } from '../kernel/events.ts';
 import { newId } from '../kernel/ids.ts';
@@ -305,13 +311,24 @@ export async function previewBranding(db: DB, owner: PolicyOwner): Promise<Brand
   return effectiveBranding(db, { instanceId: owner.instanceId });
 }
 
-/** The login policy in force for an organization (its own, else the instance's, else the defaults); for the instance when `orgId` is absent. */
+/**
+ * The login policy in force for an organization (its own, else the instance's, else the defaults);
+ * for the instance when `orgId` is absent. `allowRegister` of an organization without its own policy
+ * follows the registration rule above, not the instance's value alone.
+ */
 export async function effectiveLoginPolicy(db: DB, owner: PolicyOwner): Promise<EffectiveLoginPolicy> {
-  const rows = await findLoginPolicies(db, owner.instanceId, owner.orgId);
+  const [rows, org] = await Promise.all([
+    findLoginPolicies(db, owner.instanceId, owner.orgId),
+    owner.orgId === undefined ? undefined : findRegistrationOrg(db, owner.instanceId, owner.orgId),
+  ]);
   const own = owner.orgId === undefined ? undefined : rows.find((row) => row.owner_id === owner.orgId);
-  const row = own ?? rows.find((r) => r.owner_id === owner.instanceId);
-  if (row === undefined) return { ...DEFAULT_LOGIN, source: 'default', createdAt: undefined, changedAt: undefined };
-  return { ...loginOf(row), source: own !== undefined ? 'org' : 'instance', createdAt: row.created_at, changedAt: row.changed_at };
+  if (own !== undefined) return { ...loginOf(own), source: 'org', createdAt: own.created_at, changedAt: own.changed_at };
+  const row = rows.find((r) => r.owner_id === owner.instanceId);
+  const policy: EffectiveLoginPolicy = row === undefined
+    ? { ...DEFAULT_LOGIN, source: 'default', createdAt: undefined, changedAt: undefined }
+    : { ...loginOf(row), source: 'instance', createdAt: row.created_at, changedAt: row.changed_at };
+  if (org !== undefined) policy.allowRegister = org.allow_register ?? (org.is_default && policy.allowRegister);
+  return policy;
 }
 
 // ---- events ----
@@ -470,10 +487,11 @@ function loginNotFound(): Refusal {
   return new Refusal('not_found', 'POLICY-LoginNotFound', 'the organization has no login policy of its own (AddCustomLoginPolicy first)');
 }
 
+/** `input` over `base`, with the fields of a login policy only (a read's `source` and times left behind). */
 function mergeLogin(base: LoginPolicy, input: LoginInput): LoginPolicy {
-  const merged: LoginPolicy = { ...base, ...input, secondFactors: input.secondFactors ?? base.secondFactors, multiFactors: input.multiFactors ?? base.multiFactors };
-  for (const field of DURATION_FIELDS) merged[field] = input[field] ?? base[field];
-  return merged;
+  const merged = { ...DEFAULT_LOGIN } as Record<keyof LoginPolicy, unknown>;
+  for (const field of Object.keys(DEFAULT_LOGIN) as (keyof LoginPolicy)[]) merged[field] = (input as Partial<LoginPolicy>)[field] ?? base[field];
+  return merged as LoginPolicy;
 }
 
 /** Gives an organization a login policy of its own (durations and factors left out: the instance's). */
@@ -484,7 +502,9 @@ export async function addOrgLoginPolicy(trx: DB, writer: PolicyWriter, orgId: st
   }
   const base = await effectiveLoginPolicy(trx, { instanceId: writer.instanceId });
   const now = new Date();
-  await upsertLoginPolicy(trx, { owner_id: orgId, instance_id: writer.instanceId, org_id: orgId, ...loginColumns(mergeLogin(base, input)), created_at: now, changed_at: now });
+  const policy = mergeLogin(base, input);
+  await upsertLoginPolicy(trx, { owner_id: orgId, instance_id: writer.instanceId, org_id: orgId, ...loginColumns(policy), created_at: now, changed_at: now });
+  await updateOrg(trx, orgId, { allow_register: policy.allowRegister });
   return append(trx, writer, { instanceId: writer.instanceId, orgId }, 'policy.login.added');
 }
 
@@ -503,12 +523,15 @@ export async function changeLoginPolicy(trx: DB, writer: PolicyWriter, owner: Po
   if (changed.length === 0 && row !== undefined) return undefined;
   const now = new Date();
   await upsertLoginPolicy(trx, { owner_id: ownerId, instance_id: owner.instanceId, org_id: owner.orgId ?? null, ...loginColumns(next), created_at: now, changed_at: now });
+  if (owner.orgId !== undefined && changed.includes('allowRegister')) await updateOrg(trx, owner.orgId, { allow_register: next.allowRegister });
   return append(trx, writer, owner, 'policy.login.changed', changed);
 }
 
 /** Removes an organization's own login policy: the instance's applies again. */
 export async function resetOrgLoginPolicy(trx: DB, writer: PolicyWriter, orgId: string): Promise<ChangeDetails> {
   if ((await deleteLoginPolicy(trx, orgId)) === 0) throw loginNotFound();
+  // Registration returns to its default (docs/security.md 10.12).
+  await updateOrg(trx, orgId, { allow_register: null });
   return append(trx, writer, { instanceId: writer.instanceId, orgId }, 'policy.login.removed');
 }
 
@@ -516,4 +539,67 @@ export async function resetOrgLoginPolicy(trx: DB, writer: PolicyWriter, orgId: 
 export async function ownPolicies(db: DB, orgId: string): Promise<{ branding: boolean; login: boolean }> {
   const [label, login] = await Promise.all([findLabelPolicies(db, orgId), findLoginPolicy(db, orgId)]);
   return { branding: label.preview !== undefined, login: login !== undefined };
+}
+
+// ---- declared state (the bootstrap file) ----
+
+/** An image as the bootstrap file gives it: its type, told by its bytes (images.ts), and the bytes. */
+export interface ImageFile {
+  contentType: string;
+  data: Uint8Array;
+}
+
+function sameLabelRows(a: LabelPolicyRow, b: LabelPolicyRow): boolean {
+  const columns = [...Object.values(LABEL_COLUMNS), ...Object.values(IMAGE_COLUMNS)] as (keyof LabelPolicyRow)[];
+  return columns.every((column) => a[column] === b[column]);
+}
+
+/**
+ * Makes the owner's active branding `desired`, with exactly `images` (a kind left out: none). An
+ * organization without branding of its own gets it. Writes the preview and activates it only where
+ * something differs, so declaring the same state again writes nothing. True when anything changed.
+ */
+export async function declareBranding(
+  trx: DB,
+  writer: PolicyWriter,
+  owner: PolicyOwner,
+  desired: LabelInput,
+  images: Partial<Record<ImageKind, ImageFile>>,
+): Promise<boolean> {
+  const ownerId = ownerIdOf(owner);
+  let changed = false;
+  if (owner.orgId !== undefined && (await findLabelPolicies(trx, ownerId)).preview === undefined) {
+    await addOrgBranding(trx, writer, owner.orgId, desired);
+    changed = true;
+  } else if ((await changeBranding(trx, writer, owner, desired)) !== undefined) {
+    changed = true;
+  }
+  const preview = await currentPreview(trx, owner);
+  if (preview === undefined) throw labelNotFound();
+  for (const kind of IMAGE_KINDS) {
+    const wanted = images[kind];
+    const key = preview.images[kind];
+    const stored = key === null ? undefined : await findAssetHash(trx, ownerId, key);
+    if (wanted === undefined ? key === null : stored === assetHash(wanted.data)) continue;
+    await setBrandingImage(trx, writer, owner, kind, wanted);
+    changed = true;
+  }
+  const rows = await findLabelPolicies(trx, ownerId);
+  if (rows.preview === undefined || rows.active === undefined || !sameLabelRows(rows.preview, rows.active)) {
+    await activateBranding(trx, writer, owner);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Makes the owner's login policy `desired` (an organization without its own gets it), writing only
+ * when something differs. True when anything changed.
+ */
+export async function declareLoginPolicy(trx: DB, writer: PolicyWriter, owner: PolicyOwner, desired: LoginPolicy): Promise<boolean> {
+  if (owner.orgId !== undefined && (await findLoginPolicy(trx, owner.orgId)) === undefined) {
+    await addOrgLoginPolicy(trx, writer, owner.orgId, desired);
+    return true;
+  }
+  return (await changeLoginPolicy(trx, writer, owner, desired)) !== undefined;
 }
