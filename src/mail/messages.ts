@@ -116,8 +116,10 @@ const RESET_TEXTS = {
 } as const;
 
 /**
- * The mail with a password reset code (the management API's PasswordReset), and a link when the
- * caller gave a URL template. `name` greets the user: reset codes go to verified addresses only.
+ * The mail with a password reset code: the management API's PasswordReset (a link when the caller
+ * gave a URL template) and the login UI's "Forgot your password?" (a link to its "Set a new
+ * password" page, docs/login-ui.md#forgot-your-password). `name` greets the user: reset codes go to
+ * verified addresses only.
  */
 export function passwordResetMail(input: { language: string | null | undefined; code: string; link: string | undefined; name?: string | null | undefined }): MailContent {
   return codeMail(RESET_TEXTS[mailLanguage(input.language)], input);
