@@ -57,7 +57,8 @@ const RESET_CODE: CodeKind<PendingPasswordResetCode, null, undefined> = {
     remove: deletePasswordResetCode,
   },
   addedEvent: 'user.human.password.code.added',
-  // no page of Gatehouse's takes a reset code: a link only with the caller's template
+  // The API's mail has a link only with the caller's template: the login UI's page takes only links
+  // that carry their id, which the login UI's own mails do (requestResetLink).
   defaultLink: () => undefined,
   mail: (user, { code }, link) => passwordResetMail({ language: user.preferredLanguage, code, link, name: user.name }),
 };
