@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { create, createFileRegistry, createRegistry, setExtension, type DescService, type JsonObject, type MessageInitShape } from '@bufbuild/protobuf';
+import { create, createFileRegistry, createRegistry, setExtension, type DescService, type JsonObject, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import {
   FieldDescriptorProto_Label as Label,
   FieldDescriptorProto_Type as Type,
@@ -38,12 +38,14 @@ function restRoutesOf(services: readonly DescService[]): RestRoutes {
 }
 import type { RestRoute } from '../../src/transport/rest/routes.ts';
 import { createRestTranscoder } from '../../src/transport/rest/transcoder.ts';
-import { fixture } from '../support/fixtures.ts';
+import { buildRequestMessage } from '../../src/transport/rest/request.ts';
+import { fixture, IDS } from '../support/fixtures.ts';
+import { administratorToken } from '../support/api-token.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { request } from '../support/http.ts';
 
-type Operation = JsonObject & { operationId: string; summary: string; parameters?: Parameter[]; requestBody?: { content: { 'application/json': { schema: JsonObject } } }; security?: Array<Record<string, string[]>> };
-type Parameter = { name: string; in: string; required?: boolean; schema: JsonObject; style?: string; explode?: boolean; description?: string };
+type Operation = JsonObject & { operationId: string; summary: string; parameters?: Parameter[]; requestBody?: { content: { 'application/json': { schema: JsonObject; example?: JsonValue } } }; security?: Array<Record<string, string[]>> };
+type Parameter = { name: string; in: string; required?: boolean; schema: JsonObject; style?: string; explode?: boolean; description?: string; example?: JsonValue };
 interface Document {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, JsonObject>; securitySchemes: Record<string, JsonObject> };
@@ -93,6 +95,7 @@ describe('GET /openapi.json', () => {
   let reply: Awaited<ReturnType<typeof request>>;
   let document: Document;
   let routes: readonly RestRoute[];
+  let table: RestRoutes;
 
   beforeAll(async () => {
     server = await startTestServer(fixture().document);
@@ -102,9 +105,63 @@ describe('GET /openapi.json', () => {
     const { gh } = server.running;
     const router = createConnectRouter();
     registerServices(router, gh, { db: gh.db, instanceId: () => gh.instanceId, probe: createServingProbe(async () => true), reflection: true });
-    routes = createRestTranscoder(router.handlers, { maxBodyBytes: 1024, registry: createRegistry(), log: silentLogger }).routes.routes;
+    table = createRestTranscoder(router.handlers, { maxBodyBytes: 1024, registry: createRegistry(), log: silentLogger }).routes;
+    routes = table.routes;
   });
   afterAll(() => server.stop());
+
+  /** Every operation with its method, its example body and its path filled in with the examples (or `ids`, by parameter name). */
+  function examples(ids: Record<string, string> = {}): Array<{ name: string; method: string; path: string; body: JsonValue | undefined; list: boolean }> {
+    return Object.entries(document.paths).flatMap(([template, item]) =>
+      Object.entries(item).map(([method, operation]) => {
+        const parameters = new Map((operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => [p.name, p]));
+        const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => ids[name] ?? String(parameters.get(name)?.example));
+        const body = operation.requestBody?.content['application/json'].example;
+        return { name: operation.operationId, method: method.toUpperCase(), path, body, list: /^(List|Search)[A-Z]/.test(operation.summary) };
+      }),
+    );
+  }
+
+  it('gives every operation examples that the transcoder takes as a request: a body, and each path variable', () => {
+    const refused: string[] = [];
+    for (const { name, method, path, body } of examples()) {
+      const match = table.match(method, path);
+      if (match.kind !== 'found') {
+        refused.push(`${name}: ${method} ${path} matches no route`);
+        continue;
+      }
+      try {
+        buildRequestMessage(match.route, { body, query: new URLSearchParams(), variables: match.variables });
+      } catch (error) {
+        refused.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    expect(refused).toEqual([]);
+    // what Swagger UI would otherwise make up: a 90-digit offset, every member of a oneof
+    const listUsers = document.paths['/v2/users']?.['post']?.requestBody?.content['application/json'];
+    expect(listUsers?.example).toEqual({ query: { offset: '0', limit: 10 } });
+    const create = document.paths['/v2beta/applications']?.['post']?.requestBody?.content['application/json'].example as Record<string, unknown>;
+    expect(Object.keys(create).filter((key) => key === 'oidcRequest' || key === 'apiRequest')).toHaveLength(1);
+  });
+
+  it('answers 200 to the example of every list call, for an administrator', async () => {
+    const token = await administratorToken(server);
+    // a list under an object (a user's passkeys, a project's roles) takes that object's real id; the
+    // passkey calls refuse while the issuer is an IP address (docs/passkeys.md#the-relying-party)
+    const calls = examples({ user_id: IDS.alice, project_id: IDS.project, org_id: IDS.org }).filter((call) => call.list && !call.name.endsWith('.ListPasskeys'));
+    expect(calls.map((call) => call.name)).toEqual(expect.arrayContaining(['zitadel.user.v2.UserService.ListUsers', 'zitadel.org.v2.OrganizationService.ListOrganizations']));
+    const answers = await Promise.all(
+      calls.map(async ({ name, method, path, body }) => {
+        const reply = await request(`${server.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return `${name} ${reply.status}${reply.status === 200 ? '' : ` ${reply.text}`}`;
+      }),
+    );
+    expect(answers).toEqual(calls.map(({ name }) => `${name} 200`));
+  });
 
   it('is a valid OpenAPI 3.1 document of this server', async () => {
     expect(reply.status).toBe(200);
@@ -140,7 +197,7 @@ describe('GET /openapi.json', () => {
 
   it('leaves the fields bound by the path out of a body "*" and takes no query parameter there', () => {
     const put = document.paths['/v3alpha/users/{user_id}/email']?.['put'];
-    expect(put?.parameters).toEqual([{ name: 'user_id', in: 'path', required: true, schema: { type: 'string' } }]);
+    expect(put?.parameters).toEqual([{ name: 'user_id', in: 'path', required: true, schema: { type: 'string' }, example: '123456789012345678' }]);
     const body = put?.requestBody?.content['application/json'].schema ?? {};
     expect(Object.keys(propertiesOf(document, body))).toEqual(['email']);
     // every route with body "*": no path-bound field in the body, no query parameter
@@ -382,7 +439,9 @@ describe('the document of a service built at run time', () => {
     expect(get?.security).toBeUndefined();
     const shelves = document.paths['/v1/{name}/things']?.['get'];
     expect(shelves?.operationId).toBe(`${PACKAGE}.Things.GetThing_2`);
-    expect(shelves?.parameters?.[0]).toEqual({ name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'Path segments matching `shelves/*`, sent with their slashes unencoded.' });
+    expect(shelves?.parameters?.[0]).toEqual({
+      name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'Path segments matching `shelves/*`, sent with their slashes unencoded.', example: 'shelves/example',
+    });
     expect(Object.keys(document.paths['/v1/things/{thing_id}:run'] ?? {})).toEqual(['post']);
   });
 
@@ -426,7 +485,7 @@ describe('the document of a service built at run time', () => {
 
   it('binds a named body field without the fields the path binds inside it', () => {
     const put = document.paths['/v1/things/{thing.thing_id}']?.['put'];
-    expect(put?.parameters?.[0]).toEqual({ name: 'thing.thing_id', in: 'path', required: true, schema: { type: 'string' } });
+    expect(put?.parameters?.[0]).toEqual({ name: 'thing.thing_id', in: 'path', required: true, schema: { type: 'string' }, example: '123456789012345678' });
     const body = put?.requestBody?.content['application/json'].schema ?? {};
     expect(Object.keys(body['properties'] as JsonObject)).toEqual(['inner', 'labels', 'byName', 'byNumber', 'at', 'items']);
     expect((body['properties'] as Record<string, JsonObject>)['labels']).toEqual({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: { type: 'string', format: 'int64', pattern: '^-?[0-9]+$' } });

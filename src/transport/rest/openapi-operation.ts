@@ -4,7 +4,8 @@
  * a named field, or none); then, unless the body is `*`, every other field the transcoder can set
  * from text as a query parameter, nested fields with dots, repeated fields by repetition.
  */
-import type { DescField, DescMessage, DescMethod, JsonObject } from '@bufbuild/protobuf';
+import type { DescField, DescMessage, DescMethod, JsonObject, JsonValue } from '@bufbuild/protobuf';
+import { fieldExample, messageExample } from './openapi-examples.ts';
 import { leafJson } from './params.ts';
 import type { PathTemplate, Segment } from './path-template.ts';
 import type { RestRoute } from './routes.ts';
@@ -43,7 +44,10 @@ export function routeOperation(route: RestRoute, operationId: string, context: O
   if (method.deprecated) operation['deprecated'] = true;
   if (parameters.length > 0) operation['parameters'] = parameters;
   const body = requestBodySchema(route, context.schemas);
-  if (body !== undefined) operation['requestBody'] = { required: false, content: { 'application/json': { schema: body } } };
+  if (body !== undefined) {
+    const example = requestBodyExample(route);
+    operation['requestBody'] = { required: false, content: { 'application/json': { schema: body, ...(example === undefined ? {} : { example }) } } };
+  }
   operation['responses'] = {
     '200': { description: 'OK', content: { 'application/json': { schema: context.schemas.ref(method.output) } } },
     default: { $ref: '#/components/responses/Error' },
@@ -67,6 +71,10 @@ function pathParameters(route: RestRoute, schemas: SchemaSet): { path: string; p
       const covered = template.segments.slice(variable.start, variable.end);
       if (covered.length !== 1 || covered[0]?.kind !== 'single') {
         parameter['description'] = `Path segments matching \`${patternOf(covered)}\`, sent with their slashes unencoded.`;
+        parameter['example'] = patternOf(covered).replace(/\*\*?/g, 'example');
+      } else {
+        const example = leaf === undefined ? undefined : fieldExample(route.method, leaf);
+        parameter['example'] = typeof example === 'string' || typeof example === 'number' || typeof example === 'boolean' ? example : 'example';
       }
       parts.push(`{${name}}`);
       parameters.push(parameter);
@@ -80,7 +88,7 @@ function pathParameters(route: RestRoute, schemas: SchemaSet): { path: string; p
       // A wildcard outside a variable matches but binds no field.
       const name = `_segment${i}`;
       parts.push(`{${name}}`);
-      parameters.push({ name, in: 'path', required: true, schema: { type: 'string' }, description: `Matches \`${patternOf([segment])}\`; sets no field.` });
+      parameters.push({ name, in: 'path', required: true, schema: { type: 'string' }, description: `Matches \`${patternOf([segment])}\`; sets no field.`, example: 'example' });
     }
     i++;
   }
@@ -134,6 +142,17 @@ function settableByText(field: DescField): boolean {
   } catch {
     return false;
   }
+}
+
+/** The example of the request body (openapi-examples.ts), bound as requestBodySchema binds it. */
+function requestBodyExample(route: RestRoute): JsonValue | undefined {
+  const { method } = route;
+  const bound = [...route.pathFields.keys()].map((name) => name.split('.'));
+  if (route.body === '*') return messageExample(method, method.input, bound);
+  const field = method.input.fields.find((f) => f.name === route.body);
+  if (field === undefined) return undefined;
+  const nested = bound.filter((path) => path[0] === field.name).map((path) => path.slice(1));
+  return nested.length > 0 && field.fieldKind === 'message' ? messageExample(method, field.message, nested) : fieldExample(method, field);
 }
 
 /** The schema of the request body, or undefined when the route takes none. */
