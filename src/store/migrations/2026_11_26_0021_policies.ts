@@ -7,8 +7,8 @@
  *   preview/activate model). An instance without rows has ZITADEL's defaults; an organization
  *   without rows has the instance's.
  * - `login_policies`: one row per owner; an instance without one has ZITADEL's defaults. Durations
- *   in seconds. An organization's `allow_register` set by the bootstrap file before this migration
- *   becomes that organization's own login policy, with the other fields at ZITADEL's defaults.
+ *   in seconds. `orgs.allow_register` stays the registration switch of organizations without a
+ *   policy of their own.
  * - `assets`: uploaded logos and icons, by owner and key (`policy/label/logo-<id>`), served publicly
  *   at /assets/v1/{owner}/{key} with their hash as the ETag.
  *
@@ -86,21 +86,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('assets_pk', ['owner_id', 'key'])
     .execute();
-
-  // ZITADEL's login policy defaults (cmd/defaults.yaml DefaultInstance.LoginPolicy) with the
-  // organization's registration switch as the bootstrap file set it.
-  await sql`
-    insert into login_policies (
-      owner_id, instance_id, org_id, allow_username_password, allow_register, allow_external_idp, force_mfa,
-      force_mfa_local_only, passwordless_allowed, hide_password_reset, ignore_unknown_usernames,
-      allow_domain_discovery, disable_login_with_email, disable_login_with_phone, default_redirect_uri,
-      password_check_lifetime_s, external_login_check_lifetime_s, mfa_init_skip_lifetime_s,
-      second_factor_check_lifetime_s, multi_factor_check_lifetime_s
-    )
-    select id, instance_id, id, true, allow_register, true, false, false, true, false, false, true, false, false, '',
-      864000, 864000, 2592000, 64800, 43200
-    from orgs where allow_register is not null
-  `.execute(db);
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
