@@ -9,7 +9,8 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Mailbox, nthMailTo, partOf } from '../mail/mailbox.ts';
+import { requestResetLink } from '../../src/domain/credentials/password-reset.ts';
+import { Mailbox, mailsTo, nthMailTo, partOf } from '../mail/mailbox.ts';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
 import { fixture, SECRETS } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
@@ -219,6 +220,29 @@ describeWithChromium('the login UI for people, in a real browser', () => {
     expect(await page.textContent('h1')).toBe('Check your email');
     await new Promise((resolve) => setTimeout(resolve, 1500)); // the worker would have sent it by now
     expect(mailbox.messages.length).toBe(before);
+    await context.close();
+  }, 60000);
+
+  it('a forged or an expired link gets a clear page, in the browser\'s language', async () => {
+    const { context, page } = await freshPage('de-DE');
+    const gh = server.running.gh;
+    const linkContext = { instanceId: gh.instanceId, externalUrl: gh.config.externalUrl, linkKey: gh.masterKey.derive('password reset link') };
+    const before = mailsTo(mailbox.messages, ROSA.email).length;
+    // a code issued two hours ago has expired
+    expect(await requestResetLink(gh.db, linkContext, ROSA.id, undefined, new Date(Date.now() - 2 * 3600_000))).toEqual({ kind: 'mailed' });
+    const text = partOf((await nthMailTo(mailbox, ROSA.email, before + 1)).raw, 'text/plain') ?? '';
+    const link = /^http\S+\/ui\/login\/set-password\?\S+$/m.exec(text)![0];
+    const submitNew = async (url: string) => {
+      await page.goto(url);
+      await page.fill('input[name="password"]', 'Fourth-Horse-4');
+      await page.fill('input[name="passwordConfirmation"]', 'Fourth-Horse-4');
+      await page.click('button[type="submit"].primary');
+      return (await page.textContent('[role="alert"]'))?.trim();
+    };
+    expect(await submitNew(link)).toBe('Dieser Link ist abgelaufen. Fordern Sie bei der Anmeldung mit „Passwort vergessen?“ einen neuen Link an.');
+    const forged = new URL(link);
+    forged.searchParams.set('codeID', 'x'.repeat(22));
+    expect(await submitNew(forged.href)).toContain('Dieser Link ist nicht gültig');
     await context.close();
   }, 60000);
 
