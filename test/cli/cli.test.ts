@@ -320,6 +320,42 @@ describe('gatehouse start', () => {
   }, 120000);
 });
 
+/**
+ * `npm install --omit=dev && npm start` (docs/operations.md#running-it-from-a-clone): what the server
+ * and the CLI import when they run is in `dependencies`, never only in `devDependencies`. Type-only
+ * imports are erased before Node runs a file; `node:` modules are Node's own.
+ */
+describe('a production install', () => {
+  function sources(dir: string): string[] {
+    return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) return sources(file);
+      return /\.(ts|js)$/.test(entry.name) && !/\.test\.ts$/.test(entry.name) ? [file] : [];
+    });
+  }
+
+  it('imports at run time only packages of "dependencies"', () => {
+    const manifest = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string> };
+    const imported = new Map<string, string>();
+    for (const file of ['src', 'gen', 'bin'].flatMap(sources)) {
+      const text = fs.readFileSync(file, 'utf8');
+      const specifiers = [
+        ...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?'([^'.][^']*)'/gm),
+        ...text.matchAll(/\bimport\('([^'.][^']*)'\)/g),
+        ...text.matchAll(/\.resolve\('([^'.][^']*)'\)/g),
+      ].map((match) => match[1]!);
+      for (const specifier of specifiers) {
+        if (specifier.startsWith('node:')) continue;
+        const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+        if (!imported.has(name)) imported.set(name, path.relative('.', file));
+      }
+    }
+    expect([...imported.keys()]).toEqual(expect.arrayContaining(['pino', 'pino-pretty', 'express', '@connectrpc/connect-node', 'swagger-ui-dist']));
+    const missing = [...imported].filter(([name]) => !(name in manifest.dependencies)).map(([name, file]) => `${name} (${file})`);
+    expect(missing).toEqual([]);
+  });
+});
+
 const pgOnly = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
 
 pgOnly('CLI changes reach a running server (PostgreSQL)', () => {
