@@ -126,6 +126,8 @@ describe.each(transports(() => server))('over %s', (_name, transport: () => Tran
     await iam.updateLabelPolicy({ ...COLOURS, primaryColor: colour }, as('iamAdmin'));
     expect((await iam.getPreviewLabelPolicy({}, as('iamAdmin'))).policy?.primaryColor).toBe(colour);
     expect((await iam.getLabelPolicy({}, as('iamAdmin'))).policy?.primaryColor).not.toBe(colour);
+    // An organization without branding of its own previews the instance's preview.
+    expect((await management().getPreviewLabelPolicy({}, as('orgAdmin'))).policy?.primaryColor).toBe(colour);
     await iam.activateLabelPolicy({}, as('iamAdmin'));
     expect((await iam.getLabelPolicy({}, as('iamAdmin'))).policy).toMatchObject({ primaryColor: colour, isDefault: true });
     // Organizations without their own see it.

@@ -301,14 +301,18 @@ export async function effectiveBranding(db: DB, owner: PolicyOwner): Promise<Bra
 }
 
 /**
- * The owner's branding preview, else (an organization without branding of its own) the instance's
- * active branding, as ZITADEL's GetPreviewLabelPolicy falls back.
+ * The owner's branding preview; for the instance without one, its active branding (or the defaults);
+ * for an organization without branding of its own, the instance's preview, as ZITADEL's
+ * GetPreviewLabelPolicy falls back.
  */
 export async function previewBranding(db: DB, owner: PolicyOwner): Promise<Branding> {
-  const rows = await findLabelPolicies(db, ownerIdOf(owner));
-  if (rows.preview !== undefined) return brandingOf(rows.preview, owner.orgId === undefined ? 'instance' : 'org', ownerIdOf(owner));
-  if (owner.orgId === undefined && rows.active !== undefined) return brandingOf(rows.active, 'instance', owner.instanceId);
-  return effectiveBranding(db, { instanceId: owner.instanceId });
+  if (owner.orgId !== undefined) {
+    const rows = await findLabelPolicies(db, owner.orgId);
+    if (rows.preview !== undefined) return brandingOf(rows.preview, 'org', owner.orgId);
+    return previewBranding(db, { instanceId: owner.instanceId });
+  }
+  const preview = await currentPreview(db, owner);
+  return preview ?? effectiveBranding(db, owner);
 }
 
 /**
