@@ -37,6 +37,8 @@ export interface FirstRunResult {
   client: { id: string; clientId: string; clientSecret: string; redirectUri: string };
   /** The scope that adds the Gatehouse API audience to a token. */
   apiScope: string;
+  /** The API's first credential: a personal access token of the machine user `admin-api`, in a file. */
+  pat: { userId: string; userName: string; tokenId: string; path: string; expiresAt: Date };
 }
 
 const ORG_NAME = 'Gatehouse';

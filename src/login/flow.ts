@@ -5,6 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
+import type { OrgSettings } from '../domain/instance/directory.ts';
 import { hasReadyPasskey } from '../domain/passkeys/passkeys.ts';
 import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
@@ -29,6 +30,11 @@ export interface Step {
   m: Messages;
   /** The name of the application the request comes from; undefined for the login UI's own requests (no client). */
   application: string | undefined;
+  /**
+   * The login policy and active branding the request follows: its application's organization's,
+   * else the instance's (docs/branding-and-login-policy.md).
+   */
+  settings: OrgSettings;
   /** The CSRF token the page's forms carry. */
   csrf: string;
 }
@@ -78,17 +84,20 @@ function localeOf(req: Request, request: AuthRequest): Messages {
   return messagesFor(negotiateLocale(request.uiLocales, req.headers['accept-language']));
 }
 
-/** The name of the request's application (from the directory's cache), for "Sign in to …". */
-async function applicationOf(gh: Gatehouse, request: AuthRequest): Promise<string | undefined> {
-  if (request.clientId === '') return undefined;
-  return (await gh.directory.application(gh.instanceId, request.clientId))?.name;
+/**
+ * The request's application's name (for "Sign in to …") and the settings of its organization, from
+ * the directory's caches; the instance's settings for the login UI's own requests (no client).
+ */
+async function contextOf(gh: Gatehouse, request: AuthRequest): Promise<{ application: string | undefined; settings: OrgSettings }> {
+  const app = request.clientId === '' ? undefined : await gh.directory.application(gh.instanceId, request.clientId);
+  return { application: app?.name, settings: await gh.directory.orgSettings(gh.instanceId, app?.orgId) };
 }
 
 /** GET of a step: the request, or undefined when the error page has been sent. */
 export async function openStep(gh: Gatehouse, req: Request, res: Response): Promise<Step | undefined> {
   const request = await findRequest(gh, req, queryOf(req).get(REQUEST_PARAM));
   if (!request) return requestExpired(req, res);
-  return { request, m: localeOf(req, request), application: await applicationOf(gh, request), csrf: csrfTokenFor(gh, req, res) };
+  return { request, m: localeOf(req, request), ...(await contextOf(gh, request)), csrf: csrfTokenFor(gh, req, res) };
 }
 
 /** POST of a step: the form of a known request with a valid CSRF token, or undefined (error page sent). */
@@ -101,7 +110,7 @@ export async function submitStep(gh: Gatehouse, req: Request, res: Response): Pr
     refuseForgedForm(res, m);
     return undefined;
   }
-  return { request, m, application: await applicationOf(gh, request), csrf: form.get(CSRF_FIELD)!, form };
+  return { request, m, ...(await contextOf(gh, request)), csrf: form.get(CSRF_FIELD)!, form };
 }
 
 /** A step's page: the shell (http/page.ts) with the request's application named above the heading. */
