@@ -13,6 +13,9 @@ const ALLOW_HEADERS = [
   'authorization', 'content-type', 'accept', 'x-request-id',
   'connect-protocol-version', 'connect-timeout-ms', 'connect-accept-encoding', 'connect-content-encoding',
   'grpc-timeout', 'x-grpc-web', 'x-user-agent',
+  // ZITADEL's header naming the organization of a management call and of an asset upload
+  // (docs/branding-and-login-policy.md#who-may-call-them), which its console sends from the browser.
+  'x-zitadel-orgid',
 ].join(', ');
 const EXPOSE_HEADERS = ['grpc-status', 'grpc-message', 'grpc-status-details-bin', 'x-request-id', 'www-authenticate', 'retry-after'].join(', ');
 // PATCH: the management API's UpdateApplication (PATCH /v2beta/applications/{id}).

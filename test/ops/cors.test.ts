@@ -30,6 +30,12 @@ it.each(['/oauth/v2/token', '/oidc/v1/userinfo', '/v2/features/instance', '/zita
   },
 );
 
+it('allows the header naming the organization of a management call and an asset upload', async () => {
+  const response = await preflight('/assets/v1/org/policy/label/logo', APP_ORIGIN, 'POST', 'authorization, x-zitadel-orgid');
+  expect(response.status).toBe(204);
+  expect(response.headers.get('access-control-allow-headers')?.split(', ')).toContain('x-zitadel-orgid');
+});
+
 it('allows every method of the REST routes, PATCH (UpdateApplication) among them', async () => {
   const response = await preflight('/v2beta/applications/1', APP_ORIGIN, 'PATCH', 'authorization, content-type');
   expect(response.status).toBe(204);
