@@ -14,8 +14,9 @@
  *   Retry-After before any hash), and a reset code is checked before the new password is hashed.
  * - PasswordReset mails a code to the user's verified address (a link too, with `urlTemplate`), or
  *   returns it to an administrator acting on another user (docs/security.md 10.1: a user asking for
- *   itself gets its code by mail only). The code is used with SetPassword's `verificationCode`: the
- *   login UI has no password reset page. There is no SMS delivery.
+ *   itself gets its code by mail only). The code is used with SetPassword's `verificationCode`; the
+ *   login UI's "Forgot your password?" mails its own link to the same kind of code
+ *   (docs/login-ui.md). There is no SMS delivery.
  */
 import { Code, type ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { Password } from '../../../gen/zitadel/user/v2/password_pb.js';
