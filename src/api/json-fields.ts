@@ -18,9 +18,15 @@ export interface InvalidField {
   problem: string;
 }
 
+/**
+ * protobuf-es's default recursion limit: a message nested deeper is refused for its depth (input-errors.ts),
+ * and the walk, which recurses, stops there too.
+ */
+const MAX_DEPTH = 100;
+
 /** The first field of `json` (a message of type `schema`) whose value protobuf-es refuses; undefined when none is found. */
 export function findInvalidField(schema: DescMessage, json: JsonValue): InvalidField | undefined {
-  return isObject(json) ? inMessage(schema, json, '') : undefined;
+  return isObject(json) ? inMessage(schema, json, '', 0) : undefined;
 }
 
 /** The sentence for an answer: `oidcRequest.responseTypes[0]: must be one of …`. */
@@ -28,7 +34,8 @@ export function describeInvalidField({ path, problem }: InvalidField): string {
   return path === '' ? problem : `${path}: ${problem}`;
 }
 
-function inMessage(desc: DescMessage, json: JsonObject, path: string): InvalidField | undefined {
+function inMessage(desc: DescMessage, json: JsonObject, path: string, depth: number): InvalidField | undefined {
+  if (depth > MAX_DEPTH) return undefined;
   for (const oneof of desc.oneofs) {
     const set = oneof.fields.filter((f) => valueOf(json, f) !== undefined && valueOf(json, f) !== null);
     if (set.length > 1) {
@@ -38,13 +45,13 @@ function inMessage(desc: DescMessage, json: JsonObject, path: string): InvalidFi
   for (const [key, value] of Object.entries(json)) {
     const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
     if (field === undefined || value === null) continue; // unknown keys are ignored; null is the default value
-    const found = inField(desc, field, key, value, join(path, field.jsonName));
+    const found = inField(desc, field, key, value, join(path, field.jsonName), depth);
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
-function inField(parent: DescMessage, field: DescField, key: string, value: JsonValue, path: string): InvalidField | undefined {
+function inField(parent: DescMessage, field: DescField, key: string, value: JsonValue, path: string, depth: number): InvalidField | undefined {
   /** Whether protobuf-es refuses the parent message with only this key, set to `fieldJson`. */
   const refused = (fieldJson: JsonValue): boolean => {
     try {
@@ -56,7 +63,7 @@ function inField(parent: DescMessage, field: DescField, key: string, value: Json
   };
   switch (field.fieldKind) {
     case 'message':
-      return inMessageValue(field.message, value, path, () => refused(value));
+      return inMessageValue(field.message, value, path, depth, () => refused(value));
     case 'scalar':
       return plainlyValid(value, field.scalar, undefined) || !refused(value) ? undefined : { path, problem: expected(field.scalar, undefined) };
     case 'enum':
@@ -67,7 +74,7 @@ function inField(parent: DescMessage, field: DescField, key: string, value: Json
         const at = `${path}[${i}]`;
         const found =
           field.listKind === 'message'
-            ? inMessageValue(field.message, item, at, () => refused([item]))
+            ? inMessageValue(field.message, item, at, depth, () => refused([item]))
             : plainlyValid(item, field.scalar, field.enum) || !refused([item])
               ? undefined
               : { path: at, problem: expected(field.scalar, field.enum) };
@@ -81,7 +88,7 @@ function inField(parent: DescMessage, field: DescField, key: string, value: Json
         const at = `${path}[${/^[\w.:-]{1,64}$/.test(mapKey) ? JSON.stringify(mapKey) : '…'}]`;
         const found =
           field.mapKind === 'message'
-            ? inMessageValue(field.message, item, at, () => refused({ [mapKey]: item }))
+            ? inMessageValue(field.message, item, at, depth, () => refused({ [mapKey]: item }))
             : plainlyValid(item, field.scalar, field.enum) || !refused({ [mapKey]: item })
               ? undefined
               : { path: at, problem: expected(field.scalar, field.enum) };
@@ -93,7 +100,7 @@ function inField(parent: DescMessage, field: DescField, key: string, value: Json
 }
 
 /** A message-typed value: a well-known type's JSON form, or an object to walk into. */
-function inMessageValue(desc: DescMessage, value: JsonValue, path: string, refused: () => boolean): InvalidField | undefined {
+function inMessageValue(desc: DescMessage, value: JsonValue, path: string, depth: number, refused: () => boolean): InvalidField | undefined {
   if (desc.typeName === 'google.protobuf.Any') return undefined; // its types resolve through the router's registry
   if (desc.typeName.startsWith('google.protobuf.')) {
     if (value === null) return undefined;
@@ -105,7 +112,7 @@ function inMessageValue(desc: DescMessage, value: JsonValue, path: string, refus
     }
   }
   if (!isObject(value)) return refused() ? { path, problem: 'must be a JSON object' } : undefined;
-  return inMessage(desc, value, path);
+  return inMessage(desc, value, path, depth + 1);
 }
 
 const INT32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };

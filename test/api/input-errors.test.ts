@@ -4,11 +4,13 @@
  * so a library upgrade that changes its wording fails here rather than leaking to clients.
  */
 import { gzipSync } from 'node:zlib';
+import type { JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
 import { createAsyncIterable, readAllBytes, type UniversalHandler, type UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { compressionBrotli, compressionGzip } from '@connectrpc/connect-node';
 import { AppService, CreateApplicationRequestSchema, ListApplicationsRequestSchema } from '../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
+import { ListUsersRequestSchema } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import { apiError } from '../../src/api/errors.ts';
 import { INPUT_ERROR_RULES, jsonInputOptions, publicInputError } from '../../src/api/input-errors.ts';
 import { describeInvalidField, findInvalidField } from '../../src/api/json-fields.ts';
@@ -87,6 +89,15 @@ describe('findInvalidField', () => {
   ])('%s', (_name, schema, json, message) => {
     const found = findInvalidField(schema, json);
     expect(found && describeInvalidField(found)).toBe(message);
+  });
+
+  it('stops at protobuf-es\'s nesting limit rather than the call stack\'s', () => {
+    let deep: JsonValue = { displayNameQuery: { displayName: 'a', method: 'NO_SUCH_METHOD' } };
+    for (let i = 0; i < 50_000; i++) deep = { andQuery: { queries: [deep] } };
+    expect(findInvalidField(ListUsersRequestSchema, { queries: [deep] })).toBeUndefined();
+    let shallow: JsonValue = { displayNameQuery: { displayName: 'a', method: 'NO_SUCH_METHOD' } };
+    for (let i = 0; i < 3; i++) shallow = { andQuery: { queries: [shallow] } };
+    expect(findInvalidField(ListUsersRequestSchema, { queries: [shallow] })?.path).toBe('queries[0].andQuery.queries[0].andQuery.queries[0].andQuery.queries[0].displayNameQuery.method');
   });
 
   it.each([

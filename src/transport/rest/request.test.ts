@@ -2,6 +2,7 @@ import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
 import type { Message } from '@bufbuild/protobuf';
 import { AppService } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { FeatureService } from '../../../gen/zitadel/feature/v2/feature_service_pb.js';
+import { UserService as UserServiceV2 } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import { UserService } from '../../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import { errorDetailOf } from '../../api/errors.ts';
 import { buildRequestMessage } from './request.ts';
@@ -12,13 +13,20 @@ import { RestRoutes } from './routes.ts';
 const router = createConnectRouter().service(FeatureService, {}).service(UserService, {});
 const routes = new RestRoutes(router.handlers);
 // A service whose requests hold enums and nested messages, for the answers that name a field's path.
-const appRoutes = new RestRoutes(createConnectRouter().service(AppService, {}).handlers);
+const appRoutes = new RestRoutes(createConnectRouter().service(AppService, {}).service(UserServiceV2, {}).handlers);
 
 function build(method: string, url: string, body?: unknown): Message & Record<string, unknown> {
   const [path = '', query = ''] = url.split('?');
-  const match = path.startsWith('/v2beta/') ? appRoutes.match(method, path) : routes.match(method, path);
+  const match = path.startsWith('/v2beta/') || path === '/v2/users' ? appRoutes.match(method, path) : routes.match(method, path);
   if (match.kind !== 'found') throw new Error(`no route for ${method} ${path}`);
   return buildRequestMessage(match.route, { body: body as never, query: new URLSearchParams(query), variables: match.variables }) as never;
+}
+
+/** A ListUsers query `depth` AND queries deep around a display name query. */
+function nestedQueries(depth: number, method = 'TEXT_QUERY_METHOD_EQUALS'): unknown {
+  let query: unknown = { displayNameQuery: { displayName: 'a', method } };
+  for (let i = 0; i < depth; i++) query = { andQuery: { queries: [query] } };
+  return query;
 }
 
 function rejection(method: string, url: string, body?: unknown): string {
@@ -113,6 +121,7 @@ describe('buildRequestMessage', () => {
     ['POST', '/v2beta/applications/search', { pagination: { offset: '9'.repeat(90) } }, 'pagination.offset: must be an integer from 0 to 18446744073709551615 (a number or a string of digits)'],
     ['POST', '/v2beta/applications/search', { sortingColumn: 'NAME' }, 'sortingColumn: must be one of APP_SORT_BY_ID, APP_SORT_BY_NAME, APP_SORT_BY_STATE, APP_SORT_BY_CREATION_DATE, APP_SORT_BY_CHANGE_DATE'],
     ['POST', '/v2beta/applications', { oidcRequest: {}, apiRequest: {} }, 'only one of oidcRequest, apiRequest may be set'],
+    ['POST', '/v2/users', { queries: [nestedQueries(3, 'NOPE')] }, 'queries[0].andQuery.queries[0].andQuery.queries[0].andQuery.queries[0].displayNameQuery.method: must be one of TEXT_QUERY_METHOD_EQUALS, TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE, TEXT_QUERY_METHOD_STARTS_WITH, TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE, TEXT_QUERY_METHOD_CONTAINS, TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE, TEXT_QUERY_METHOD_ENDS_WITH, TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE'],
     ['PUT', '/v2/features/instance', [], 'request body must be a JSON object'],
     ['PUT', '/v2/features/instance', 'true', 'request body must be a JSON object'],
     ['POST', '/v3alpha/users/1/email/resend', { sendCode: {}, returnCode: {} }, 'only one of sendCode, returnCode may be set'],
@@ -122,5 +131,10 @@ describe('buildRequestMessage', () => {
     ['GET', '/v2/features/instance?verbose=1', undefined, 'unknown query parameter "verbose"'],
   ])('%s %s %j → %s', (method, url, body, message) => {
     expect(rejection(method, url, body)).toBe(message);
+  });
+
+  it('refuses a filter tree deeper than protobuf-es\'s limit before the call stack runs out', () => {
+    expect(rejection('POST', '/v2/users', { queries: [nestedQueries(50_000)] })).toBe('request message is nested too deeply');
+    expect(build('POST', '/v2/users', { queries: [nestedQueries(20)] })).toMatchObject({ queries: [expect.any(Object)] });
   });
 });

@@ -54,26 +54,30 @@ function bodyToMessageJson(route: RestRoute, body: JsonValue | undefined): JsonO
   return field === undefined ? {} : { [field.jsonName]: body };
 }
 
+/** protobuf-es's default recursion limit, which the Connect protocol meets as well (api/input-errors.ts). */
+const MAX_NESTING = 100;
+
 /** The JSON of a message without the keys that name no field, looking into nested messages. */
-function withoutUnknownKeys(desc: DescMessage, json: JsonObject): JsonObject {
+function withoutUnknownKeys(desc: DescMessage, json: JsonObject, depth = 0): JsonObject {
   if (desc.typeName.startsWith('google.protobuf.')) return json; // well-known types have their own JSON forms
+  if (depth > MAX_NESTING) throw invalid('request message is nested too deeply'); // before the call stack runs out
   const known: JsonObject = {};
   for (const [key, value] of Object.entries(json)) {
     const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
     if (field === undefined) continue;
-    if (field.fieldKind === 'message') known[key] = nested(field.message, value);
+    if (field.fieldKind === 'message') known[key] = nested(field.message, value, depth);
     else if (field.fieldKind === 'list' && field.listKind === 'message' && Array.isArray(value)) {
-      known[key] = value.map((item) => nested(field.message, item));
+      known[key] = value.map((item) => nested(field.message, item, depth));
     } else if (field.fieldKind === 'map' && field.mapKind === 'message' && isObject(value)) {
-      known[key] = Object.fromEntries(Object.entries(value).map(([k, item]) => [k, nested(field.message, item)]));
+      known[key] = Object.fromEntries(Object.entries(value).map(([k, item]) => [k, nested(field.message, item, depth)]));
     } else known[key] = value;
   }
   return known;
 }
 
 /** A nested message's JSON; values that are no object are left for fromJson to refuse. */
-function nested(desc: DescMessage, value: JsonValue): JsonValue {
-  return isObject(value) ? withoutUnknownKeys(desc, value) : value;
+function nested(desc: DescMessage, value: JsonValue, depth: number): JsonValue {
+  return isObject(value) ? withoutUnknownKeys(desc, value, depth + 1) : value;
 }
 
 function isObject(value: JsonValue): value is JsonObject {
