@@ -18,6 +18,7 @@ import { page, type PageParts } from '../http/page.ts';
 import { negotiateLocale } from '../http/locale.ts';
 import { AUTHORIZE_CALLBACK_PATH, LOGIN_UI_PATH } from '../http/paths.ts';
 import { formTargetOf, sendPage, seeOther } from '../http/respond.ts';
+import { hiddenLoginNameSuffix, pageBranding } from './branding.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from './csrf.ts';
 import { messagesFor, type Messages } from './messages.ts';
 
@@ -35,6 +36,10 @@ export interface Step {
    * else the instance's (docs/branding-and-login-policy.md).
    */
   settings: OrgSettings;
+  /** The organization of the request's application; undefined for the login UI's own requests. */
+  orgId: string | undefined;
+  /** `@domain` the pages leave off login names (login/branding.ts shownLoginName); undefined: none. */
+  hiddenSuffix: string | undefined;
   /** The CSRF token the page's forms carry. */
   csrf: string;
 }
@@ -86,11 +91,16 @@ function localeOf(req: Request, request: AuthRequest): Messages {
 
 /**
  * The request's application's name (for "Sign in to …") and the settings of its organization, from
- * the directory's caches; the instance's settings for the login UI's own requests (no client).
+ * the directory's caches; the instance's settings for the login UI's own requests (no client). The
+ * one read of its own is the domain of an organization whose branding hides login-name suffixes.
  */
-async function contextOf(gh: Gatehouse, request: AuthRequest): Promise<{ application: string | undefined; settings: OrgSettings }> {
+async function contextOf(
+  gh: Gatehouse,
+  request: AuthRequest,
+): Promise<{ application: string | undefined; settings: OrgSettings; orgId: string | undefined; hiddenSuffix: string | undefined }> {
   const app = request.clientId === '' ? undefined : await gh.directory.application(gh.instanceId, request.clientId);
-  return { application: app?.name, settings: await gh.directory.orgSettings(gh.instanceId, app?.orgId) };
+  const settings = await gh.directory.orgSettings(gh.instanceId, app?.orgId);
+  return { application: app?.name, settings, orgId: app?.orgId, hiddenSuffix: await hiddenLoginNameSuffix(gh, settings, app?.orgId) };
 }
 
 /** GET of a step: the request, or undefined when the error page has been sent. */
@@ -113,9 +123,12 @@ export async function submitStep(gh: Gatehouse, req: Request, res: Response): Pr
   return { request, m, ...(await contextOf(gh, request)), csrf: form.get(CSRF_FIELD)!, form };
 }
 
-/** A step's page: the shell (http/page.ts) with the request's application named above the heading. */
-export function stepPage(step: Step, parts: Omit<PageParts, 'm' | 'application'>): Html {
-  return page({ ...parts, m: step.m, application: step.application });
+/**
+ * A step's page: the shell (http/page.ts) with the request's application named above the heading,
+ * in its organization's branding (login/branding.ts).
+ */
+export function stepPage(step: Step, parts: Omit<PageParts, 'm' | 'application' | 'branding'>): Html {
+  return page({ ...parts, m: step.m, application: step.application, branding: pageBranding(step.settings.branding) });
 }
 
 /** The hidden fields of every step form. */

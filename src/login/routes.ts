@@ -10,6 +10,7 @@ import { logAnswer, RetryLater, toOAuthError } from '../http/errors.ts';
 import { negotiateLocale } from '../http/locale.ts';
 import { serveFavicon } from '../http/favicon.ts';
 import { serveStylesheet } from '../http/stylesheet.ts';
+import { BRANDING_STYLESHEET_ROUTE, serveBrandingStylesheet } from './branding.ts';
 import { messagesFor } from './messages.ts';
 import { servePasskeyScript } from './passkey-page.ts';
 import { accountsStep } from './steps/accounts.ts';
@@ -89,6 +90,9 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.get('/assets/gatehouse.css', serveStylesheet);
   router.get('/assets/passkey.js', servePasskeyScript);
   router.get('/assets/favicon.svg', serveFavicon);
+  // An organization's colours (login/branding.ts): a stylesheet, so the pages' CSP stays style-src 'self'.
+  const brandingStylesheet = serveBrandingStylesheet(gh);
+  router.get(BRANDING_STYLESHEET_ROUTE, (req, res, next) => void brandingStylesheet(req, res).catch(next));
 
   router.use((req: Request, res: Response) => {
     const m = messagesFor(negotiateLocale([], req.headers['accept-language']));

@@ -13,6 +13,7 @@ import type { User } from '../../domain/instance/directory.ts';
 import { activeSessions, type UserSession } from '../../domain/sign-in/sessions.ts';
 import { html } from '../../http/html.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
+import { shownLoginName } from '../branding.ts';
 import { finishWithSession } from '../finish.ts';
 import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
@@ -49,7 +50,7 @@ function render(res: Response, step: Step, status: number, accounts: Account[], 
     const name = displayName(user);
     return html`<li><button type="submit" class="account" name="sessionID" value="${session.id}">
 <span class="avatar" aria-hidden="true">${[...name][0]?.toUpperCase() ?? '?'}</span>
-<span class="who"><span class="name">${name}</span><span class="login">${user.loginName}</span></span>
+<span class="who"><span class="name">${name}</span><span class="login">${shownLoginName(step, user.loginName)}</span></span>
 </button></li>`;
   });
   const body = html`<p>${m.accountsIntro}</p>

@@ -15,6 +15,7 @@ import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { markOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { rememberedLoginName } from '../../store/auth-requests.ts';
+import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { PASSWORD_CHANGED_NOTICE, passwordResetOffered } from './password-reset.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
@@ -23,7 +24,7 @@ import { PASSWORD_MAX_LENGTH } from '../../domain/credentials/password-policy.ts
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }, notice?: string): void {
   const { m, request } = step;
-  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, loginName)}</strong></p>
 <form method="post" action="${stepAction('password', request.id)}">
 ${stepFields(step)}
 <input type="text" name="username" value="${loginName}" autocomplete="username" hidden>
