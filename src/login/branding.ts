@@ -144,6 +144,11 @@ export function pageBranding(branding: Branding): PageBranding | undefined {
   return lookOf(branding)?.page;
 }
 
+/** The stylesheet of this branding, as served; none for ZITADEL's defaults. */
+export function brandingStylesheet(branding: Branding): string | undefined {
+  return lookOf(branding)?.css;
+}
+
 const OWNER = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**

@@ -10,6 +10,7 @@
  */
 import http from 'node:http';
 import { createClient } from '@connectrpc/connect';
+import { AdminService } from '@zitadel/proto/zitadel/admin_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { ThemeMode } from '@zitadel/proto/zitadel/policy_pb.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -313,5 +314,25 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
     await whole.page.waitForSelector('input[name="password"]');
     expect(await whole.page.textContent('.identity strong')).toBe('alice@managed.test');
     await whole.context.close();
+  }, 60000);
+
+  // Last: the instance's branding, once changed, cannot go back to ZITADEL's defaults.
+  it('the instance\'s branding, once changed, shows on the pages of organizations without their own', async () => {
+    const admin = createClient(AdminService, transports(() => server)[2]![1]());
+    await admin.updateLabelPolicy({ ...COLOURS, primaryColor: '#7c2d12', backgroundColor: '#fff7ed', fontColor: '#431407' }, as('iamAdmin'));
+    await admin.activateLabelPolicy({}, as('iamAdmin'));
+    const { context, page } = await loginPage('plain-web');
+    expect(await look(page)).toMatchObject({ bodyBackground: rgb('#fff7ed'), bodyText: rgb('#431407'), buttonBackground: rgb('#7c2d12'), buttonText: 'rgb(255, 255, 255)' });
+    const sheet = await page.$$eval('link[rel="stylesheet"]', (links) => links.map((l) => l.getAttribute('href')!));
+    expect(sheet[1]).toMatch(/^\/ui\/login\/assets\/branding\/[^/]+\.css\?v=[0-9a-f]{12}$/);
+    expect(sheet[1]).not.toContain(MGMT.otherOrg);
+    // no images of its own: Gatehouse's name and icon stay
+    expect(await page.textContent('.brand')).toBe('Gatehouse');
+    expect(await page.getAttribute('link[rel="icon"]', 'href')).toMatch(/^\/ui\/login\/assets\/favicon\.svg/);
+    await context.close();
+    // an organization with its own keeps it
+    const own = await loginPage('branded-web');
+    expect(await look(own.page)).toMatchObject({ buttonBackground: rgb(COLOURS.primaryColor) });
+    await own.context.close();
   }, 60000);
 });
