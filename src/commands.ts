@@ -119,7 +119,7 @@ async function start(config: Config, args: string[]): Promise<void> {
     log,
     prepare: async (db) => {
       if (bootstrapFile) {
-        const { created, updated, unchanged } = await applyBootstrapFile(db, bootstrapFile);
+        const { created, updated, unchanged } = await applyBootstrapFile(db, bootstrapFile, { serviceName: config.serviceName });
         log.info({ file: bootstrapFile, created, updated, unchanged }, `bootstrap: applied ${bootstrapFile} (${created} created, ${updated} updated, ${unchanged} unchanged)`);
         return;
       }
@@ -150,7 +150,7 @@ async function run(argv: string[]): Promise<void> {
       if (!file || extra.length > 0) throw new UsageError('usage: gatehouse bootstrap FILE');
       const [{ applyBootstrap }, { readBootstrapFile }] = await Promise.all([import('./bootstrap/apply.ts'), import('./bootstrap/schema.ts')]);
       const bootstrap = await readBootstrapFile(file); // a file with mistakes is refused before the database is opened
-      const summary = await withDatabase(config, (db) => applyBootstrap(db, bootstrap));
+      const summary = await withDatabase(config, (db) => applyBootstrap(db, bootstrap, { serviceName: config.serviceName }));
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return;
     }

@@ -9,7 +9,7 @@ import type { DB } from '../store/database.ts';
 import { BootstrapError } from './errors.ts';
 
 
-export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'project' | 'app' | 'authorization';
+export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'pat' | 'project' | 'app' | 'authorization';
 export type Action = 'created' | 'updated' | 'unchanged';
 
 export interface ObjectResult {
@@ -25,6 +25,15 @@ export interface ApplyContext {
   file: string;
   instanceId: string;
   results: ObjectResult[];
+  /** Files to write once the transaction has committed (personal access tokens): never before. */
+  files: PendingFile[];
+  /** The API audience scope the server reads (`GATEHOUSE_SERVICE_NAME`), for personal access tokens. */
+  apiScope: string;
+}
+
+export interface PendingFile {
+  path: string;
+  content: string;
 }
 
 /** The events' creator for everything the file writes. */

@@ -4,6 +4,14 @@
  * whose refusals become conflicts at the user's path.
  */
 import { newId } from '../domain/kernel/ids.ts';
+import { sha256 } from '../domain/kernel/crypto.ts';
+import {
+  addPersonalAccessToken,
+  isPersonalAccessToken,
+  newPersonalAccessToken,
+  personalAccessTokenScopes,
+  removePersonalAccessToken,
+} from '../domain/tokens/personal-access-tokens.ts';
 import { MachineKeyTaken } from '../domain/credentials/machine-credentials.ts';
 import {
   addDeclaredHuman,
@@ -17,8 +25,10 @@ import {
 import { UserExists } from '../domain/users/user-rules.ts';
 import type { UserRow } from '../store/schema.ts';
 import { findOrgUserByName, findUserById } from '../store/users.ts';
+import { findPersonalAccessToken } from '../store/personal-access-tokens.ts';
 import { conflict, match, record, refusedAt, secretHash, takenMessage, writer, type ApplyContext } from './apply-support.ts';
-import type { HumanSpec, MachineSpec } from './document.ts';
+import type { HumanSpec, MachineSpec, PatSpec } from './document.ts';
+import { readTokenFile } from './token-files.ts';
 
 async function findUser(ctx: ApplyContext, orgId: string, spec: HumanSpec | MachineSpec, kind: 'human' | 'machine'): Promise<UserRow | undefined> {
   const row = await match(
@@ -78,4 +88,28 @@ export async function applyMachine(ctx: ApplyContext, orgId: string, spec: Machi
   const changed = await refusedAt(ctx, spec.path, () => changeDeclaredMachine(ctx.trx, writer(ctx), row, machine), userConflict(spec, row.id));
   record(ctx, 'machine', spec.path, row.id, changed ? 'updated' : 'unchanged');
   return row.id;
+}
+
+/**
+ * The machine user's tokens the file keeps in files (docs/bootstrap.md#personal-access-tokens): a
+ * file that holds a token of this user with the expiry the file gives is left alone; otherwise a new
+ * token is made, the one the file held (if it was this user's) removed, and the file written after
+ * the commit. So re-applying the file changes nothing, and a changed expiry rotates the token.
+ */
+export async function applyMachinePats(ctx: ApplyContext, orgId: string, userId: string, specs: readonly PatSpec[], apiScope: string): Promise<void> {
+  const owner = { instanceId: ctx.instanceId, orgId, userId, creator: writer(ctx).creator };
+  for (const spec of specs) {
+    const held = readTokenFile(spec.writeTo);
+    const current = held !== undefined && isPersonalAccessToken(held) ? await findPersonalAccessToken(ctx.trx, sha256(held)) : undefined;
+    const own = current !== undefined && current.user_id === userId ? current : undefined;
+    if (own !== undefined && own.expires_at.getTime() === spec.expirationDate.getTime()) {
+      record(ctx, 'pat', spec.path, own.id, 'unchanged');
+      continue;
+    }
+    if (own !== undefined) await removePersonalAccessToken(ctx.trx, owner, own.id);
+    const token = newPersonalAccessToken();
+    await addPersonalAccessToken(ctx.trx, owner, { id: token.id, hash: token.hash, expiresAt: spec.expirationDate, scopes: personalAccessTokenScopes(apiScope) });
+    ctx.files.push({ path: spec.writeTo, content: token.token });
+    record(ctx, 'pat', spec.path, token.id, own !== undefined ? 'updated' : 'created');
+  }
 }

@@ -17,8 +17,10 @@ import { findLoginPolicy } from '../store/policies.ts';
 import { applyInstancePolicies, applyOrgPolicies, defaultRegistration } from './apply-policies.ts';
 import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
-import { BOOTSTRAP, match, record, refusedAt, writer, type ApplyContext, type ObjectKind, type ObjectResult } from './apply-support.ts';
-import { applyHuman, applyMachine } from './apply-users.ts';
+import { BOOTSTRAP, match, record, refusedAt, writer, type ApplyContext, type ObjectKind, type ObjectResult, type PendingFile } from './apply-support.ts';
+import { writeTokenFile } from './token-files.ts';
+import { applyHuman, applyMachine, applyMachinePats } from './apply-users.ts';
+import { apiAudienceScope, DEFAULT_SERVICE_NAME } from '../config/index.ts';
 import type { AuthorizationSpec, BootstrapDocument, BootstrapFile, OrgSpec } from './document.ts';
 import { readBootstrapFile } from './schema.ts';
 
@@ -78,18 +80,29 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, index: number, preferr
   }
   const granted: Array<[string, AuthorizationSpec[]]> = [];
   for (const user of spec.users) granted.push([await applyHuman(ctx, orgId, user), user.authorizations]);
-  for (const machine of spec.machines) granted.push([await applyMachine(ctx, orgId, machine), machine.authorizations]);
+  for (const machine of spec.machines) {
+    const machineId = await applyMachine(ctx, orgId, machine);
+    await applyMachinePats(ctx, orgId, machineId, machine.pats, ctx.apiScope);
+    granted.push([machineId, machine.authorizations]);
+  }
   for (const project of spec.projects) await applyProject(ctx, orgId, project);
   for (const [userId, authorizations] of granted) await applyAuthorizations(ctx, orgId, userId, authorizations);
   return orgId;
 }
 
 /** The work of `applyBootstrap` inside a transaction that already holds the set-up lock. */
-export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
+/** What applying needs besides the file: the server's service name, and where files wait for the commit. */
+export interface ApplyOptions {
+  /** GATEHOUSE_SERVICE_NAME (config/index.ts), for the personal access tokens' API scope. */
+  serviceName?: string;
+}
+
+export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile, options: ApplyOptions = {}, files: PendingFile[] = []): Promise<BootstrapSummary> {
   const document: BootstrapDocument = bootstrap.document;
   const existing = await findFirstInstance(trx);
   const firstOrg = document.orgs[0];
-  const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [] };
+  const apiScope = apiAudienceScope(options.serviceName ?? DEFAULT_SERVICE_NAME);
+  const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [], files, apiScope };
   // A new instance's default org is the file's first org, whose id is chosen up front.
   const firstOrgId = existing ? undefined : firstOrg ? (firstOrg.id ?? newId()) : undefined;
   if (!existing) {
@@ -116,7 +129,7 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile): Pro
 
 function summarize(ctx: ApplyContext): BootstrapSummary {
   const zero = (): Counts => ({ created: 0, updated: 0, unchanged: 0 });
-  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'project', 'app', 'authorization'];
+  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'pat', 'project', 'app', 'authorization'];
   const byKind = Object.fromEntries(kinds.map((kind) => [kind, zero()])) as Record<ObjectKind, Counts>;
   const total = zero();
   for (const result of ctx.results) {
@@ -127,15 +140,19 @@ function summarize(ctx: ApplyContext): BootstrapSummary {
 }
 
 /** Applies a validated bootstrap in one transaction: all or nothing. Throws BootstrapError on conflicts. */
-export async function applyBootstrap(db: DB, bootstrap: BootstrapFile): Promise<BootstrapSummary> {
-  return db.transaction().execute(async (trx) => {
+export async function applyBootstrap(db: DB, bootstrap: BootstrapFile, options: ApplyOptions = {}): Promise<BootstrapSummary> {
+  const files: PendingFile[] = [];
+  const summary = await db.transaction().execute(async (trx) => {
     await holdSetupLock(trx);
-    return applyInTransaction(trx, bootstrap);
+    return applyInTransaction(trx, bootstrap, options, files);
   });
+  // Only what committed is written: a token in a file is one the database knows.
+  for (const file of files) writeTokenFile(file.path, file.content);
+  return summary;
 }
 
 /** Reads, validates (before touching the database) and applies a bootstrap file. */
-export async function applyBootstrapFile(db: DB, path: string): Promise<BootstrapSummary> {
-  return applyBootstrap(db, await readBootstrapFile(path));
+export async function applyBootstrapFile(db: DB, path: string, options: ApplyOptions = {}): Promise<BootstrapSummary> {
+  return applyBootstrap(db, await readBootstrapFile(path), options);
 }
 

@@ -87,7 +87,20 @@ export interface MachineSpec {
   roles: Role[];
   /** Added or updated by keyId; keys not listed (e.g. made by `machine-key create`) are kept. */
   publicKeys: PublicKeySpec[];
+  /** Personal access tokens the file keeps in files; tokens made otherwise are kept. */
+  pats: PatSpec[];
   authorizations: AuthorizationSpec[];
+}
+
+/**
+ * A personal access token of a machine user, kept in a file (docs/bootstrap.md#personal-access-tokens):
+ * made when the file does not hold a live token of this user with this expiry, else left alone.
+ */
+export interface PatSpec {
+  path: string;
+  expirationDate: Date;
+  /** Absolute: resolved against the bootstrap file's folder. */
+  writeTo: string;
 }
 
 export interface AppSpec {

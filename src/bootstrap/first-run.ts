@@ -6,9 +6,7 @@
  * can print them. Safe when several processes start at once on one PostgreSQL: the set-up lock
  * serializes them and the loser finds the instance already there.
  */
-import fs from 'node:fs';
 import { isIP } from 'node:net';
-import path from 'node:path';
 import { apiAudienceScope } from '../config/index.ts';
 import { randomToken } from '../domain/kernel/ids.ts';
 import { addPersonalAccessToken, newPersonalAccessToken, personalAccessTokenScopes } from '../domain/tokens/personal-access-tokens.ts';
@@ -17,6 +15,7 @@ import type { DB } from '../store/database.ts';
 import { findFirstInstance } from '../store/instances.ts';
 import { applyInTransaction } from './apply.ts';
 import { validateBootstrap } from './schema.ts';
+import { writeTokenFile } from './token-files.ts';
 
 export interface FirstRunOptions {
   /** {base_url}: the issuer; its host names the default organization's domain. */
@@ -146,16 +145,6 @@ export async function ensureFirstRun(db: DB, options: FirstRunOptions): Promise<
   });
   if (result !== null) writeTokenFile(options.patPath, pat.token);
   return result;
-}
-
-/**
- * Writes a token into its file, followed by one newline as ZITADEL writes its PAT files, readable by
- * the owner only (an existing file is replaced, and its mode set again).
- */
-export function writeTokenFile(file: string, token: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
 }
 
 /** A shell word: as is when it needs no quoting, else single-quoted. */

@@ -7,7 +7,10 @@ import { FEATURES, type FeatureName } from '../domain/instance/features.ts';
 import type { Address } from '../store/schema.ts';
 import { ID_RULE, NAME_RULE, readAuthorization, readProject, readPublicKey } from './rules-apps.ts';
 import { readBranding, readLoginPolicy, registrationSwitch } from './rules-policies.ts';
-import { GENDERS, ROLES, USER_STATES, type AuthorizationSpec, type BootstrapDocument, type HumanSpec, type MachineSpec, type OrgSpec, type Role } from './document.ts';
+import { existsSync, statSync } from 'node:fs';
+import path_ from 'node:path';
+import { LATEST_PAT_EXPIRY } from '../domain/tokens/personal-access-tokens.ts';
+import { GENDERS, ROLES, USER_STATES, type AuthorizationSpec, type BootstrapDocument, type HumanSpec, type MachineSpec, type OrgSpec, type PatSpec, type Role } from './document.ts';
 import { Fields, readEnum, type Issues, type StringRule } from './validator.ts';
 import { ACCESS_TOKEN_TYPES } from '../oidc/vocabulary.ts';
 
@@ -89,7 +92,7 @@ function readHuman(issues: Issues, path: string, value: unknown): HumanSpec | un
 }
 
 function readMachine(issues: Issues, path: string, value: unknown): MachineSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'userName', 'secret', 'accessTokenType', 'roles', 'publicKeys', 'authorizations']);
+  const fields = Fields.of(issues, path, value, ['id', 'userName', 'secret', 'accessTokenType', 'roles', 'publicKeys', 'pats', 'authorizations']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const userName = fields.requiredString('userName', USER_NAME);
@@ -97,8 +100,35 @@ function readMachine(issues: Issues, path: string, value: unknown): MachineSpec 
   const accessTokenType = fields.enumValue('accessTokenType', ACCESS_TOKEN_TYPES) ?? 'opaque';
   const roles = readRoles(fields) ?? [];
   const publicKeys = fields.list('publicKeys', (item, at) => readPublicKey(issues, at, item)) ?? [];
+  const pats = fields.list('pats', (item, at) => readPat(issues, at, item)) ?? [];
   const authorizations = readAuthorizations(fields);
-  return userName === undefined ? undefined : { path, id, userName, secret, accessTokenType, roles, publicKeys, authorizations };
+  return userName === undefined ? undefined : { path, id, userName, secret, accessTokenType, roles, publicKeys, pats, authorizations };
+}
+
+/**
+ * A personal access token kept in a file: an RFC 3339 expiry in the future (a token always expires,
+ * as ZITADEL's API requires) and the file, relative to the bootstrap file.
+ */
+function readPat(issues: Issues, path: string, value: unknown): PatSpec | undefined {
+  const fields = Fields.of(issues, path, value, ['expirationDate', 'writeTo']);
+  if (!fields) return undefined;
+  const expiry = fields.requiredString('expirationDate', {
+    check: (text) => {
+      const at = Date.parse(text);
+      if (!/^\d{4}-\d\d-\d\d(T|$)/.test(text) || Number.isNaN(at)) return 'must be an RFC 3339 date or time like 2030-01-01T00:00:00Z';
+      if (at <= Date.now()) return 'lies in the past: give a later date (the token in the file has expired)';
+      if (at >= LATEST_PAT_EXPIRY) return 'must be before the year 10000';
+      return undefined;
+    },
+  });
+  const writeTo = fields.requiredString('writeTo', { check: (text) => (text.trim() === '' || text.includes('\0') ? 'must be a file path' : undefined) });
+  if (expiry === undefined || writeTo === undefined) return undefined;
+  const full = path_.resolve(path_.dirname(path_.resolve(issues.file)), writeTo);
+  if (existsSync(full) && statSync(full).isDirectory()) {
+    issues.add(fields.at('writeTo'), `${writeTo} is a folder; name a file`);
+    return undefined;
+  }
+  return { path, expirationDate: new Date(expiry), writeTo: full };
 }
 
 function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefined {
@@ -143,6 +173,7 @@ function checkUnique(issues: Issues, orgs: OrgSpec[]): void {
       }
     }
     for (const machine of org.machines) for (const key of machine.publicKeys) claim('machineKey.id', key.keyId, `${key.path}.keyId`, `keyId "${key.keyId}"`);
+    for (const machine of org.machines) for (const pat of machine.pats) claim('pat.writeTo', pat.writeTo, `${pat.path}.writeTo`, `the file ${pat.writeTo}`);
     org.projects.forEach((project, p) => {
       id('project', project.id, project.path);
       claim(`project.name.${o}`, project.name.toLowerCase(), `${project.path}.name`, `project name "${project.name}" (in this organization)`);

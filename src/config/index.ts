@@ -263,7 +263,7 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
   if (signingAlg !== 'RS256' && signingAlg !== 'ES256' && signingAlg !== 'EdDSA') {
     throw new ConfigError(`GATEHOUSE_SIGNING_ALG must be RS256, ES256 or EdDSA, got "${signingAlg}"`);
   }
-  const serviceName = text(env, 'GATEHOUSE_SERVICE_NAME') ?? 'gatehouse';
+  const serviceName = text(env, 'GATEHOUSE_SERVICE_NAME') ?? DEFAULT_SERVICE_NAME;
   if (!/^[a-z0-9][a-z0-9-]*$/i.test(serviceName)) throw new ConfigError('GATEHOUSE_SERVICE_NAME must be letters, digits and dashes');
   const tlsCert = text(env, 'GATEHOUSE_TLS_CERT');
   const tlsKey = text(env, 'GATEHOUSE_TLS_KEY');
@@ -318,6 +318,9 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
 export function servesHttps(config: Pick<Config, 'externalUrl' | 'tlsCert'>): boolean {
   return config.tlsCert !== undefined || config.externalUrl.startsWith('https:');
 }
+
+/** `<service>` of the reserved scopes and token types unless GATEHOUSE_SERVICE_NAME says otherwise. */
+export const DEFAULT_SERVICE_NAME = 'gatehouse';
 
 /** The reserved scope that adds the Gatehouse API audience (docs/security.md 10.5). */
 export function apiAudienceScope(serviceName: string): string {
