@@ -6,6 +6,7 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import type { OrgSettings } from '../domain/instance/directory.ts';
+import type { LoginPolicy } from '../domain/instance/policies.ts';
 import { hasReadyPasskey } from '../domain/passkeys/passkeys.ts';
 import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
@@ -24,7 +25,7 @@ import { messagesFor, type Messages } from './messages.ts';
 
 export const REQUEST_PARAM = 'authRequestID';
 
-export type StepName = 'login' | 'password' | 'password-reset' | 'otp' | 'accounts' | 'register';
+export type StepName = 'login' | 'password' | 'password-reset' | 'otp' | 'accounts' | 'register' | 'mfa-setup';
 
 export interface Step {
   request: AuthRequest;
@@ -156,13 +157,36 @@ export function goToCallback(gh: Gatehouse, res: Response, requestId: string): v
 export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
 
 /**
+ * Whether the login policy asks every sign-in for a second factor (docs/branding-and-login-policy.md#what-the-login-pages-honour).
+ * `forceMfaLocalOnly` exempts sign-ins through an external identity provider only; every sign-in
+ * of Gatehouse is local, so either switch requires it.
+ */
+export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>): boolean {
+  return login.forceMfa || login.forceMfaLocalOnly;
+}
+
+/**
+ * The relying party id when sign-in with a passkey is offered: a valid relying party and a policy
+ * that allows passwordless sign-in; else undefined.
+ */
+export function passkeyRpId(gh: Gatehouse, login: Pick<LoginPolicy, 'passwordlessAllowed'>): string | undefined {
+  const party = relyingParty(gh.config);
+  return login.passwordlessAllowed && party.enabled ? party.id : undefined;
+}
+
+export function passkeysAllowed(gh: Gatehouse, login: Pick<LoginPolicy, 'passwordlessAllowed'>): boolean {
+  return passkeyRpId(gh, login) !== undefined;
+}
+
+/**
  * The first sign-in step for a known user: the passkey-first step when the user has a passkey of
- * this relying party (docs/passkeys.md#signing-in-with-a-passkey), else the password step. After a
+ * this relying party and the login policy allows passkeys (docs/passkeys.md#signing-in-with-a-passkey),
+ * else the password step (which says how to sign in when the policy allows no password). After a
  * typed login name, and after an account choice that needs a fresh sign-in.
  */
-export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined): Promise<void> {
-  const party = relyingParty(gh.config);
-  if (userId !== undefined && party.enabled && (await hasReadyPasskey(gh.db, userId, party.id))) {
+export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined, login: Pick<LoginPolicy, 'passwordlessAllowed'>): Promise<void> {
+  const rpId = passkeyRpId(gh, login);
+  if (userId !== undefined && rpId !== undefined && (await hasReadyPasskey(gh.db, userId, rpId))) {
     return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
   }
   goToStep(gh, res, 'password', requestId);

@@ -136,6 +136,24 @@ export interface Messages extends PageTexts {
   csrfFailed: string;
   registrationUnavailable: string;
   registrationLimited: (minutes: number) => string;
+  // the login policy (docs/branding-and-login-policy.md#what-the-login-pages-honour)
+  noPasswordTitle: string;
+  noPasswordPasskeys: string;
+  noSignInMethodTitle: string;
+  noSignInMethod: string;
+  resetUnavailable: string;
+  continue: string;
+  // setting up a second factor when the login policy forces one (docs/login-ui.md#setting-up-a-second-factor)
+  mfaSetupTitle: string;
+  mfaSetupIntro: string;
+  mfaSetupAppTitle: string;
+  mfaSetupAppIntro: string;
+  mfaSetupQrAlt: string;
+  mfaSetupSecret: string;
+  mfaSetupVerify: string;
+  mfaSetupPasskeyTitle: string;
+  mfaSetupPasskeyIntro: string;
+  mfaSetupPasskeyButton: string;
 }
 
 const en: Messages = {
@@ -260,6 +278,22 @@ const en: Messages = {
   csrfFailed: 'The form has expired or was sent from another site. Go back, reload the page and try again.',
   registrationUnavailable: 'Creating an account is not available here. Sign in with an existing account.',
   registrationLimited: (minutes) => `Too many accounts have been created recently. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`,
+  noPasswordTitle: 'Sign in with a passkey',
+  noPasswordPasskeys: 'This organization signs in with passkeys, not with passwords. If your account has no passkey yet, ask your administrator for a link to set one up.',
+  noSignInMethodTitle: 'Sign-in unavailable',
+  noSignInMethod: 'This organization allows neither passwords nor passkeys here. Please contact your administrator.',
+  resetUnavailable: 'This organization does not offer resetting a password here. Please contact your administrator.',
+  continue: 'Continue',
+  mfaSetupTitle: 'Set up a second factor',
+  mfaSetupIntro: 'Besides your password, this organization asks for a second factor at every sign-in. Set one up now to continue.',
+  mfaSetupAppTitle: 'Authenticator app',
+  mfaSetupAppIntro: 'Scan the QR code with your authenticator app, or enter the key by hand, then enter the 6-digit code the app shows.',
+  mfaSetupQrAlt: 'QR code for your authenticator app',
+  mfaSetupSecret: 'Key',
+  mfaSetupVerify: 'Verify and continue',
+  mfaSetupPasskeyTitle: 'Passkey',
+  mfaSetupPasskeyIntro: 'Or set up a passkey: on this device, on your phone or on a security key.',
+  mfaSetupPasskeyButton: 'Set up a passkey',
 };
 
 const de: Messages = {
@@ -384,6 +418,22 @@ const de: Messages = {
   csrfFailed: 'Das Formular ist abgelaufen oder wurde von einer anderen Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
   registrationUnavailable: 'Hier kann kein Konto erstellt werden. Melden Sie sich mit einem bestehenden Konto an.',
   registrationLimited: (minutes) => `In letzter Zeit wurden zu viele Konten erstellt. Bitte versuchen Sie es in ${minutes} ${minutes === 1 ? 'Minute' : 'Minuten'} erneut.`,
+  noPasswordTitle: 'Mit einem Passkey anmelden',
+  noPasswordPasskeys: 'Diese Organisation meldet sich mit Passkeys an, nicht mit Passwörtern. Hat Ihr Konto noch keinen Passkey, bitten Sie Ihre Administration um einen Link, um einen einzurichten.',
+  noSignInMethodTitle: 'Anmeldung nicht möglich',
+  noSignInMethod: 'Diese Organisation erlaubt hier weder Passwörter noch Passkeys. Bitte wenden Sie sich an Ihre Administration.',
+  resetUnavailable: 'Diese Organisation bietet hier kein Zurücksetzen des Passworts an. Bitte wenden Sie sich an Ihre Administration.',
+  continue: 'Weiter',
+  mfaSetupTitle: 'Zweiten Faktor einrichten',
+  mfaSetupIntro: 'Diese Organisation verlangt bei jeder Anmeldung neben dem Passwort einen zweiten Faktor. Richten Sie jetzt einen ein, um fortzufahren.',
+  mfaSetupAppTitle: 'Authenticator-App',
+  mfaSetupAppIntro: 'Scannen Sie den QR-Code mit Ihrer Authenticator-App oder geben Sie den Schlüssel von Hand ein, und geben Sie dann den 6-stelligen Code ein, den die App anzeigt.',
+  mfaSetupQrAlt: 'QR-Code für Ihre Authenticator-App',
+  mfaSetupSecret: 'Schlüssel',
+  mfaSetupVerify: 'Bestätigen und fortfahren',
+  mfaSetupPasskeyTitle: 'Passkey',
+  mfaSetupPasskeyIntro: 'Oder richten Sie einen Passkey ein: auf diesem Gerät, auf Ihrem Telefon oder auf einem Sicherheitsschlüssel.',
+  mfaSetupPasskeyButton: 'Passkey einrichten',
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, de };

@@ -16,6 +16,7 @@ import { servePasskeyScript } from './passkey-page.ts';
 import { accountsStep } from './steps/accounts.ts';
 import { loggedOutStep } from './steps/logged-out.ts';
 import { loginNameStep } from './steps/login-name.ts';
+import { mfaSetupStep } from './steps/mfa-setup.ts';
 import { otpStep } from './steps/otp.ts';
 import { passkeyStep } from './steps/passkey.ts';
 import { passkeysDonePage, passkeysPage } from './steps/passkeys-page.ts';
@@ -58,6 +59,13 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.all('/passkey', notAllowed('GET, POST'));
   router.post('/passkey/options', passkey.options);
   router.all('/passkey/options', notAllowed('POST'));
+  // docs/login-ui.md#setting-up-a-second-factor: the page and its forms (GET, POST), the passkey's options (POST).
+  const mfaSetup = mfaSetupStep(gh);
+  router.get('/mfa-setup', mfaSetup.show);
+  router.post('/mfa-setup', mfaSetup.submit);
+  router.all('/mfa-setup', notAllowed('GET, POST'));
+  router.post('/mfa-setup/options', mfaSetup.options);
+  router.all('/mfa-setup/options', notAllowed('POST'));
   // The self-service page of the browser's signed-in user (no authRequestID).
   const passkeys = passkeysPage(gh);
   router.get('/passkeys', passkeys.show);
@@ -72,7 +80,7 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.get('/set-password', setPassword.show);
   router.post('/set-password', setPassword.submit);
   router.all('/set-password', notAllowed('GET, POST'));
-  router.get('/password-changed', passwordChangedPage);
+  router.get('/password-changed', passwordChangedPage(gh));
   router.all('/password-changed', notAllowed('GET'));
   router.get('/logged-out', loggedOutStep);
   router.all('/logged-out', notAllowed('GET'));

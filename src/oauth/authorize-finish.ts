@@ -5,7 +5,8 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
-import { closeAuthRequest, issueCode, pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
+import { closeAuthRequest, issueCode, pendingAuthRequest, rememberLoginName, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
+import { goToFirstFactor, mfaRequired } from '../login/flow.ts';
 import { sessionById, touchSession, type UserSession } from '../domain/sign-in/sessions.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
@@ -40,6 +41,22 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
     // OIDC Core §3.1.2.1: the signed-in user must be the subject the id_token_hint names.
     await closeAuthRequest(gh.db, request.id);
     deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'login_required', error_description: 'the signed-in user is not the one named by id_token_hint' });
+    return;
+  }
+  // The login policy of the application's organization forces a second factor
+  // (docs/branding-and-login-policy.md#what-the-login-pages-honour): a session without one (single
+  // sign-on after a password alone, an account chosen on the accounts step, a session from before the
+  // policy) never answers. The user signs in again and is asked for the factor, or sets one up; with
+  // prompt=none that needs the user (OIDC Core §3.1.2.6 interaction_required).
+  const { login } = await gh.directory.orgSettings(gh.instanceId, app.orgId);
+  if (mfaRequired(login) && !session.amr.includes('mfa')) {
+    if (request.prompt.includes('none')) {
+      await closeAuthRequest(gh.db, request.id);
+      deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'interaction_required', error_description: 'the sign-in needs a second factor' });
+      return;
+    }
+    await rememberLoginName(gh.db, request.id, user.loginName, user.id);
+    await goToFirstFactor(gh, res, request.id, user.id, login);
     return;
   }
   const refusal = await projectAccessRefusal(gh, app, user);

@@ -4,8 +4,10 @@
  * the email unverified, stored and announced (`user.human.added`) by the one path that adds humans
  * (user-admin.ts `storeNewHuman`).
  *
- * - Only where that organization allows it (`allowRegister` in the bootstrap file; unset means
- *   allowed for the instance's default organization only), and the user always belongs to that
+ * - Only where that organization's login policy allows it (`allowRegister` of its effective login
+ *   policy, docs/branding-and-login-policy.md#registration: its own policy, else the bootstrap
+ *   file's switch, else allowed for the instance's default organization only, as the instance's
+ *   policy says), and the user always belongs to that
  *   organization: another organization's application never registers users into the default
  *   organization, nor into any other. A request without an application (the passkey page's own
  *   sign-in) offers no registration.
@@ -20,7 +22,7 @@ import { hashSecret } from '../kernel/crypto.ts';
 import { newId } from '../kernel/ids.ts';
 import { lockRegistrationLimits, REGISTRATION_WINDOW_SECONDS, registrationLimitReached, type RegistrationLimits } from './registration-limits.ts';
 import { storeNewHuman } from './user-admin.ts';
-import { findRegistrationOrg, recordRegistration } from '../../store/registrations.ts';
+import { recordRegistration } from '../../store/registrations.ts';
 import { isUniqueViolation, userNameTaken } from '../../store/users.ts';
 import type { Config } from '../../config/index.ts';
 import type { DB } from '../../store/database.ts';
@@ -30,7 +32,7 @@ import type { Directory } from '../instance/directory.ts';
 export interface RegistrationContext {
   db: DB;
   instanceId: string;
-  directory: Pick<Directory, 'application'>;
+  directory: Pick<Directory, 'application' | 'orgSettings'>;
   config: Pick<Config, 'registrationsPerHour'>;
 }
 
@@ -55,13 +57,15 @@ export type RegistrationResult =
 
 /**
  * The organization the sign-in request's application registers users into, when that organization
- * allows registration; else undefined (no "Create an account", and the register page says so).
+ * allows registration; else undefined (no "Create an account", and the register page says so). The
+ * login policy is the one source of this answer: the login pages and GetLoginSettings read the same
+ * `allowRegister` (domain/instance/policies.ts effectiveLoginPolicy).
  */
 export async function registrationOrg(ctx: RegistrationContext, request: Pick<AuthRequest, 'clientId'>): Promise<string | undefined> {
   const app = request.clientId === '' ? undefined : await ctx.directory.application(ctx.instanceId, request.clientId);
   if (app === undefined) return undefined;
-  const org = await findRegistrationOrg(ctx.db, ctx.instanceId, app.orgId);
-  return org !== undefined && (org.allow_register ?? org.is_default) ? org.id : undefined;
+  const { login } = await ctx.directory.orgSettings(ctx.instanceId, app.orgId);
+  return login.allowRegister ? app.orgId : undefined;
 }
 
 export async function registerHuman(ctx: RegistrationContext, input: Registration): Promise<RegistrationResult> {

@@ -15,7 +15,7 @@ import { html } from '../../http/html.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
 import { shownLoginName } from '../branding.ts';
 import { finishWithSession } from '../finish.ts';
-import { goToFirstFactor, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { goToFirstFactor, goToStep, mfaRequired, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 
 interface Account {
@@ -86,9 +86,12 @@ export function accountsStep(gh: Gatehouse) {
         if (accounts.length === 0) return goToStep(gh, res, 'login', request.id);
         return render(res, step, 400, accounts, step.m.sessionGone);
       }
-      if (needsFreshLogin(request, chosen.session) || !(await sessionMeetsFactors(gh.db, chosen.session))) {
+      // A session without a second factor does not answer a request whose login policy forces one
+      // (oauth/authorize-finish.ts checks it again): the user signs in again and is asked for it.
+      const lacksMfa = mfaRequired(step.settings.login) && !chosen.session.amr.includes('mfa');
+      if (needsFreshLogin(request, chosen.session) || lacksMfa || !(await sessionMeetsFactors(gh.db, chosen.session))) {
         await rememberLoginName(gh.db, request.id, chosen.user.loginName, chosen.user.id);
-        return goToFirstFactor(gh, res, request.id, chosen.user.id);
+        return goToFirstFactor(gh, res, request.id, chosen.user.id, step.settings.login);
       }
       await finishWithSession(gh, res, request, chosen.session);
     },

@@ -7,6 +7,12 @@
  * the username-less "Sign in with a passkey" button (login/passkey-page.ts), and the login name field
  * offers the browser's passkeys in its autofill (`autocomplete="username webauthn"`, conditional
  * mediation), except on a page that shows a refused passkey.
+ *
+ * The login policy of the request's organization (docs/branding-and-login-policy.md#what-the-login-pages-honour):
+ * `passwordlessType` not allowed takes the passkey button and autofill away (and the passkey-first
+ * step, flow.ts goToFirstFactor); `allowRegister` decides "Create an account". `ignoreUnknownUsernames`
+ * changes nothing here: an unknown name goes on to the password step either way, because telling
+ * it apart would say which accounts exist (docs/security.md).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -14,9 +20,9 @@ import { activeSessions } from '../../domain/sign-in/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
-import { goToFirstFactor, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { goToFirstFactor, openStep, passkeysAllowed, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
-import { passkeyForm, passkeysEnabled, sendPasskeyStep } from '../passkey-page.ts';
+import { passkeyForm, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../../domain/users/registration.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
@@ -34,8 +40,8 @@ export async function renderLoginName(gh: Gatehouse, res: Response, step: Step, 
   const { m, request } = step;
   const error = problem.field;
   const signedIn = (await activeSessions(gh.db, gh.instanceId, request.browser)).length > 0;
-  const canRegister = (await registrationOrg(gh, request)) !== undefined; // the application's organization allows it
-  const passkeys = passkeysEnabled(gh);
+  const canRegister = (await registrationOrg(gh, request)) !== undefined; // the application's organization's login policy allows it
+  const passkeys = passkeysAllowed(gh, step.settings.login);
   const body = html`<p>${m.loginIntro}</p>
 <form method="post" action="${stepAction('login', request.id)}">
 ${stepFields(step)}
@@ -68,7 +74,7 @@ export function loginNameStep(gh: Gatehouse) {
       const userId = await findHumanByLoginName(gh.db, gh.instanceId, loginName);
       await rememberLoginName(gh.db, step.request.id, loginName, userId ?? null);
       // A user with a passkey is offered it first (this tells that the name has one; see above).
-      await goToFirstFactor(gh, res, step.request.id, userId);
+      await goToFirstFactor(gh, res, step.request.id, userId, step.settings.login);
     },
   };
 }

@@ -11,17 +11,20 @@
  *   finishes the sign-in as two factors (amr ["user", "mfa"], auth_time the assertion's time); every
  *   refusal shows the page it came from with one message, whatever the cause, and nothing goes to
  *   the client.
+ *
+ * A login policy that does not allow passwordless sign-in (`passwordlessType`) turns all of it off for
+ * its requests, as a disabled relying party does; one that allows no password
+ * (`allowUsernamePassword` false) drops "Use password instead".
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { finishPasskeySignIn, startPasskeySignIn } from '../../domain/passkeys/passkey-sign-in.ts';
 import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
-import { relyingParty } from '../../domain/passkeys/passkey-party.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { securityHeaders } from '../../http/respond.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, goToStep, openStep, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { clientAddress, goToStep, openStep, passkeyRpId, passkeysAllowed, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 import { passkeyForm, sendPasskeyStep, type PasskeyMode } from '../passkey-page.ts';
 import { renderLoginName } from './login-name.ts';
@@ -35,7 +38,7 @@ function render(res: Response, step: Step, status: number, loginName: string, al
 <p>${m.passkeyIntro}</p>
 ${passkeyForm(step, 'passkey')}
 <nav class="links">
-${link(stepPath('password', request.id), m.usePassword)}
+${step.settings.login.allowUsernamePassword ? link(stepPath('password', request.id), m.usePassword) : ''}
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
   sendPasskeyStep(res, step, status, stepPage(step, { title: m.passkeyTitle, alert, body }));
@@ -78,9 +81,9 @@ export function passkeyStep(gh: Gatehouse) {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
       if (!step) return;
-      const party = relyingParty(gh.config);
-      if (!party.enabled) return goToStep(gh, res, 'password', step.request.id);
-      const { loginName, userId } = await passkeyUserOf(gh, step.request.id, party.id);
+      const rpId = passkeyRpId(gh, step.settings.login);
+      if (rpId === undefined) return goToStep(gh, res, 'password', step.request.id);
+      const { loginName, userId } = await passkeyUserOf(gh, step.request.id, rpId);
       if (loginName === undefined) return goToStep(gh, res, 'login', step.request.id);
       if (userId === undefined) return goToStep(gh, res, 'password', step.request.id);
       render(res, step, 200, loginName);
@@ -90,10 +93,10 @@ export function passkeyStep(gh: Gatehouse) {
     async options(req: Request, res: Response): Promise<void> {
       const step = await submitStep(gh, req, res);
       if (!step) return;
-      const party = relyingParty(gh.config);
+      const rpId = passkeyRpId(gh, step.settings.login);
       securityHeaders(res);
-      if (!party.enabled) return void res.status(404).json({ error: 'passkeys are disabled' });
-      const userId = modeOf(step.form) === 'passkey' ? (await passkeyUserOf(gh, step.request.id, party.id)).userId : undefined;
+      if (rpId === undefined) return void res.status(404).json({ error: 'passkeys are disabled' });
+      const userId = modeOf(step.form) === 'passkey' ? (await passkeyUserOf(gh, step.request.id, rpId)).userId : undefined;
       const challenge = await startPasskeySignIn(gh, { userId });
       res.status(200).json({ challengeId: challenge.challengeId, options: challenge.options });
     },
@@ -102,7 +105,7 @@ export function passkeyStep(gh: Gatehouse) {
       const step = await submitStep(gh, req, res);
       if (!step) return;
       const { m, request, form } = step;
-      if (!relyingParty(gh.config).enabled) return goToStep(gh, res, 'login', request.id);
+      if (!passkeysAllowed(gh, step.settings.login)) return goToStep(gh, res, 'login', request.id);
       const mode = modeOf(form);
       const challengeId = form.get('challengeId') ?? '';
       const credential = parsedCredential(form.get('credential'));

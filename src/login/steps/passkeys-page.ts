@@ -16,7 +16,8 @@
  *   ends in a redirect to the page with a notice (`?done=added|removed`, fixed words only).
  * - "Done" leads back to `returnTo`, the page the user came from, when it is on this server or on
  *   the origin of a redirect URI of an application of the user's organization (as code mail links,
- *   docs/security.md 10.2); else to a page saying all is done. "Sign out" ends the browser's
+ *   docs/security.md 10.2); else to the `defaultRedirectUri` of the login policy of the user's
+ *   organization, and without one to a page saying all is done. "Sign out" ends the browser's
  *   sessions through the logout form (steps/logout.ts).
  * - A registration link (CreatePasskeyRegistrationLink: `?userID=&codeID=&code=`) needs no sign-in:
  *   the code stands in for it (passkey-codes.ts), as in ZITADEL. The page shows no name or address
@@ -123,10 +124,13 @@ function returnToOf(value: string | undefined): string | undefined {
 
 /**
  * Where "Done" leads: `returnTo` when it is on this server or on the origin of a redirect URI of an
- * application of the user's organization (no open redirect); else the page that says all is done.
+ * application of the user's organization (no open redirect); else where the login policy of the
+ * user's organization sends a flow no application started (`defaultRedirectUri`, checked to be an
+ * absolute http(s) URL when it was set); else the page that says all is done.
  */
 async function doneTarget(gh: Gatehouse, ctx: Context, account: Account): Promise<string> {
-  const fallback = `${DONE_PATH}${ctx.locales.length > 0 ? `?ui_locales=${encodeURIComponent(ctx.locales.join(' '))}` : ''}`;
+  const { defaultRedirectUri } = (await gh.directory.orgSettings(gh.instanceId, account.user.orgId)).login;
+  const fallback = defaultRedirectUri !== '' ? defaultRedirectUri : `${DONE_PATH}${ctx.locales.length > 0 ? `?ui_locales=${encodeURIComponent(ctx.locales.join(' '))}` : ''}`;
   if (ctx.returnTo === undefined) return fallback;
   const origin = httpOrigin(ctx.returnTo);
   if (origin === httpOrigin(gh.config.externalUrl)) return ctx.returnTo;

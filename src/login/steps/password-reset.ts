@@ -14,7 +14,14 @@
  *   ends the user's sessions, refresh families and tokens, as the API's SetPassword with a reset
  *   code does (docs/security.md 10.25).
  * - Afterwards the browser goes back to the sign-in it came from, with a notice, when that request
- *   is still pending in this browser; else to /ui/login/password-changed.
+ *   is still pending in this browser; else to /ui/login/password-changed, which leads on to the
+ *   `defaultRedirectUri` of the user's organization's login policy when it has one (a link: the
+ *   form's Content-Security-Policy lets a post end on this origin only).
+ *
+ * A login policy with `hidePasswordReset` (or without passwords at all) offers none of it: the first
+ * page refuses with 403, and so does the link's page for a reset started in a sign-in of such an
+ * organization. A link without a sign-in (a reset an administrator started through the API) still
+ * works, as in ZITADEL, where the switch hides the login's link only.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -22,6 +29,7 @@ import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/cred
 import { requestResetLink, SET_PASSWORD_PATH, storePassword, tryResetCodeFromLink, type ResetCodeResult } from '../../domain/credentials/password-reset.ts';
 import { hashSecret } from '../../domain/kernel/crypto.ts';
 import { pendingAuthRequest, type AuthRequest } from '../../domain/sign-in/auth-requests.ts';
+import type { OrgSettings } from '../../domain/instance/directory.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { Throttled } from '../../domain/sign-in/failure-throttle.ts';
 import { withFailureBudget } from '../../domain/sign-in/secret-tries.ts';
@@ -49,12 +57,21 @@ const MAX_CODE = 64;
 const MAX_ID = 200;
 
 /**
- * Whether the sign-in offers "Forgot your password?". The one place where the login policy's
- * `hidePasswordReset` of the request's organization will decide; until the login UI reads login
- * policies every sign-in offers it.
+ * Whether the sign-in offers "Forgot your password?": the login policy of the request's
+ * organization neither hides it (`hidePasswordReset`) nor allows no password at all.
  */
-export function passwordResetOffered(_request: AuthRequest): boolean {
-  return true;
+export function passwordResetOffered(step: Pick<Step, 'settings'>): boolean {
+  const { login } = step.settings;
+  return login.allowUsernamePassword && !login.hidePasswordReset;
+}
+
+/** The reset's pages for a request whose organization offers no reset: a clear 403 and the way back. */
+function renderUnavailable(res: Response, step: Step): void {
+  const { m, request } = step;
+  const body = html`<nav class="links">
+${link(stepPath('login', request.id), m.backToSignIn)}
+</nav>`;
+  sendStep(res, step, 403, stepPage(step, { title: m.resetTitle, alert: m.resetUnavailable, body }));
 }
 
 // --- /ui/login/password-reset: ask for the link ---
@@ -87,7 +104,7 @@ export function passwordResetStep(gh: Gatehouse) {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
       if (!step) return;
-      if (!passwordResetOffered(step.request)) return goToStep(gh, res, 'password', step.request.id);
+      if (!passwordResetOffered(step)) return renderUnavailable(res, step);
       const loginName = await rememberedLoginName(gh.db, step.request.id);
       if (loginName === undefined) return goToStep(gh, res, 'login', step.request.id);
       if (req.query['sent'] !== undefined) return renderSent(res, step);
@@ -98,7 +115,7 @@ export function passwordResetStep(gh: Gatehouse) {
       const step = await submitStep(gh, req, res);
       if (!step) return;
       const { request } = step;
-      if (!passwordResetOffered(request)) return goToStep(gh, res, 'password', request.id);
+      if (!passwordResetOffered(step)) return renderUnavailable(res, step);
       const { loginName, user } = await passwordAttempt(gh.db, request.id);
       if (loginName === undefined) return goToStep(gh, res, 'login', request.id);
       // Mailed or not, the same answer (see the file's comment), and at the same moment: the code
@@ -153,16 +170,18 @@ interface LinkPage {
   /** The sign-in the reset started in, when it is still pending in this browser. */
   request: AuthRequest | undefined;
   application: string | undefined;
+  /** The settings of the sign-in's organization, when there is a sign-in. */
+  settings: OrgSettings | undefined;
 }
 
 /** The page's language and application: the sign-in's, when it is pending in this browser; else ui_locales, Accept-Language. */
 async function linkPageOf(gh: Gatehouse, req: Request, values: ReadonlyMap<string, string>, requestId: string): Promise<LinkPage> {
   const browser = browserHashOf(gh, req);
   const request = browser === undefined || requestId === '' ? undefined : await pendingAuthRequest(gh.db, requestId, browser);
-  if (request === undefined) return { m: messagesForParams(values, req.headers['accept-language']), request, application: undefined };
+  if (request === undefined) return { m: messagesForParams(values, req.headers['accept-language']), request, application: undefined, settings: undefined };
   const m = messagesFor(negotiateLocale(request.uiLocales, req.headers['accept-language']));
-  const application = request.clientId === '' ? undefined : (await gh.directory.application(gh.instanceId, request.clientId))?.name;
-  return { m, request, application };
+  const app = request.clientId === '' ? undefined : await gh.directory.application(gh.instanceId, request.clientId);
+  return { m, request, application: app?.name, settings: await gh.directory.orgSettings(gh.instanceId, app?.orgId) };
 }
 
 type Problems = { password?: string; passwordConfirmation?: string };
@@ -184,6 +203,17 @@ ${button(m.setPasswordSubmit)}
 </form>`;
   const shownAlert = alert ?? (problems.password !== undefined || problems.passwordConfirmation !== undefined ? m.fixFields : undefined);
   sendPage(res, status, page({ m, title: m.setPasswordTitle, application: lp.application, alert: shownAlert, body }));
+}
+
+/** Whether the link's page refuses: its reset started in a sign-in whose organization offers none. */
+function resetRefused(lp: LinkPage): boolean {
+  return lp.settings !== undefined && !passwordResetOffered({ settings: lp.settings });
+}
+
+function renderRefused(res: Response, lp: LinkPage): void {
+  const { m, request } = lp;
+  const back = request === undefined ? '' : html`<nav class="links">${link(stepPath('login', request.id), m.backToSignIn)}</nav>`;
+  sendPage(res, 403, page({ m, title: m.setPasswordTitle, application: lp.application, alert: m.resetUnavailable, body: back }));
 }
 
 /** A link that cannot set a password (incomplete, wrong, used, replaced or expired): say so, and offer the sign-in. */
@@ -212,6 +242,7 @@ export function setPasswordPage(gh: Gatehouse) {
       const fields = linkFieldsOf(query);
       const lp = await linkPageOf(gh, req, query, clip(query.get(REQUEST_PARAM), MAX_ID));
       if (fields === undefined) return renderBadLink(res, lp, 'incomplete');
+      if (resetRefused(lp)) return renderRefused(res, lp);
       renderSetPassword(res, lp, csrfTokenFor(gh, req, res), 200, fields);
     },
 
@@ -224,6 +255,7 @@ export function setPasswordPage(gh: Gatehouse) {
       if (!csrfValid(gh, req, form)) return refuseForgedForm(res, lp.m);
       const csrf = form.get(CSRF_FIELD)!;
       if (fields === undefined) return renderBadLink(res, lp, 'incomplete');
+      if (resetRefused(lp)) return renderRefused(res, lp);
       const password = form.get('password') ?? ''; // taken exactly as typed
       const problems = validate(lp.m, password, form.get('passwordConfirmation') ?? '');
       if (Object.keys(problems).length > 0) return renderSetPassword(res, lp, csrf, 400, fields, problems);
@@ -260,16 +292,32 @@ export function setPasswordPage(gh: Gatehouse) {
       });
       if (outcome.result !== 'set') return renderBadLink(res, lp, outcome.result);
       afterAccessEnded(outcome.ended, { directory: gh.directory, revocations: gh.tokens.revocations });
-      // Back to the sign-in this reset started in, with a notice; else a page that says it is done.
-      // (Where the login policy's defaultRedirectUri will lead, once the login UI reads login policies.)
+      // Back to the sign-in this reset started in, with a notice; else a page that says it is done and
+      // leads on to where the user's organization sends a flow no application started.
       if (lp.request !== undefined) return seeOther(res, `${gh.config.externalUrl}${stepPath('password', lp.request.id)}&notice=${PASSWORD_CHANGED_NOTICE}`);
-      seeOther(res, `${gh.config.externalUrl}${PASSWORD_CHANGED_PATH}?ui_locales=${lp.m.lang}`);
+      const { defaultRedirectUri } = (await gh.directory.orgSettings(gh.instanceId, user.orgId)).login;
+      const changed = new URLSearchParams({ ui_locales: lp.m.lang, ...(defaultRedirectUri === '' ? {} : { orgID: user.orgId }) });
+      seeOther(res, `${gh.config.externalUrl}${PASSWORD_CHANGED_PATH}?${changed.toString()}`);
     },
   };
 }
 
-/** The end of a reset that no sign-in started. */
-export function passwordChangedPage(req: Request, res: Response): void {
-  const m = messagesForParams(queryOf(req), req.headers['accept-language']);
-  sendPage(res, 200, page({ m, title: m.passwordChangedTitle, body: html`<p>${m.passwordChangedText}</p>` }));
+/** Organization ids as the bootstrap file and the API make them. */
+const ORG_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * The end of a reset that no sign-in started: it is done, and "Continue" leads to the login policy's
+ * `defaultRedirectUri` of the user's organization (`orgID`; an absolute http(s) URL checked when it
+ * was set), when it has one. An unknown or malformed `orgID` gets the instance's.
+ */
+export function passwordChangedPage(gh: Gatehouse) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const query = queryOf(req);
+    const m = messagesForParams(query, req.headers['accept-language']);
+    const orgId = query.get('orgID');
+    const { defaultRedirectUri } = (await gh.directory.orgSettings(gh.instanceId, orgId !== undefined && ORG_ID.test(orgId) ? orgId : undefined)).login;
+    const next = defaultRedirectUri === '' ? '' : html`<div class="actions"><a href="${defaultRedirectUri}">${m.continue}</a></div>`;
+    sendPage(res, 200, page({ m, title: m.passwordChangedTitle, body: html`<p>${m.passwordChangedText}</p>
+${next}` }));
+  };
 }

@@ -6,10 +6,20 @@
  *
  * The one-time-password step plugs in where marked below: once a user has a ready OTP factor, a
  * valid password leads to /ui/login/otp instead of finishing the sign-in.
+ *
+ * The login policy of the request's organization (docs/branding-and-login-policy.md#what-the-login-pages-honour):
+ * - `allowUsernamePassword` false: no password field; the page says how this organization signs in
+ *   (a passkey, when the policy and the relying party allow them), and a posted password is refused
+ *   without being checked. Known, unknown and passkey-less names get the same page.
+ * - `forceMfa`: after a valid password, a user without an authenticator app is asked for their
+ *   passkey (the passkey-first step) or, without one, sets up a second factor (steps/mfa-setup.ts)
+ *   before any code is issued.
+ * - `hidePasswordReset`: no "Forgot your password?" (steps/password-reset.ts passwordResetOffered).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { hasReadyOtp } from '../../domain/credentials/otp.ts';
+import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
 import { checkPassword } from '../../domain/sign-in/password-check.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
@@ -18,7 +28,9 @@ import { rememberedLoginName } from '../../store/auth-requests.ts';
 import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { PASSWORD_CHANGED_NOTICE, passwordResetOffered } from './password-reset.ts';
-import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { clientAddress, goToStep, mfaRequired, openStep, PASSKEY_STEP_PATH, passkeyRpId, passkeysAllowed, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { passkeyForm, sendPasskeyStep } from '../passkey-page.ts';
+import { seeOther } from '../../http/respond.ts';
 import { button, field, link } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../../domain/credentials/password-policy.ts';
 
@@ -32,10 +44,28 @@ ${field({ name: 'password', label: m.password, type: 'password', autocomplete: '
 ${button(m.signIn)}
 </form>
 <nav class="links">
-${passwordResetOffered(request) ? link(stepPath('password-reset', request.id), m.forgotPassword) : ''}
+${passwordResetOffered(step) ? link(stepPath('password-reset', request.id), m.forgotPassword) : ''}
 ${link(stepPath('login', request.id), m.useAnotherAccount)}
 </nav>`;
   sendStep(res, step, status, stepPage(step, { title: m.passwordTitle, notice, alert: problem?.alert, body }));
+}
+
+/**
+ * The page of a policy without passwords: how this organization signs in instead. The same for every
+ * login name (known or not, with a passkey or not: a user with one was sent to the passkey step).
+ */
+function renderNoPassword(gh: Gatehouse, res: Response, step: Step, status: number, loginName: string): void {
+  const { m, request } = step;
+  const passkeys = passkeysAllowed(gh, step.settings.login);
+  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+<p>${passkeys ? m.noPasswordPasskeys : m.noSignInMethod}</p>
+${passkeys ? passkeyForm(step, 'login') : ''}
+<nav class="links">
+${link(stepPath('login', request.id), m.useAnotherAccount)}
+</nav>`;
+  const shown = stepPage(step, { title: passkeys ? m.noPasswordTitle : m.noSignInMethodTitle, body });
+  if (passkeys) sendPasskeyStep(res, step, status, shown);
+  else sendStep(res, step, status, shown);
 }
 
 function minutesUntil(until: Date, now = Date.now()): number {
@@ -49,6 +79,7 @@ export function passwordStep(gh: Gatehouse) {
       if (!step) return;
       const loginName = await rememberedLoginName(gh.db, step.request.id);
       if (loginName === undefined) return goToStep(gh, res, 'login', step.request.id);
+      if (!step.settings.login.allowUsernamePassword) return renderNoPassword(gh, res, step, 200, loginName);
       // After "Forgot your password?" (steps/password-reset.ts): a fixed word, never text from the URL.
       const notice = req.query['notice'] === PASSWORD_CHANGED_NOTICE ? step.m.passwordChangedNotice : undefined;
       render(res, step, 200, loginName, undefined, notice);
@@ -60,6 +91,7 @@ export function passwordStep(gh: Gatehouse) {
       const { m, request } = step;
       const { loginName, user } = await passwordAttempt(gh.db, request.id);
       if (loginName === undefined) return goToStep(gh, res, 'login', request.id);
+      if (!step.settings.login.allowUsernamePassword) return renderNoPassword(gh, res, step, 403, loginName);
       const password = step.form.get('password') ?? '';
       if (password === '') return render(res, step, 400, loginName, { alert: m.fixFields, field: m.required });
       if ([...password].length > PASSWORD_MAX_LENGTH) return render(res, step, 400, loginName, { alert: m.invalidCredentials });
@@ -76,6 +108,17 @@ export function passwordStep(gh: Gatehouse) {
       if (await hasReadyOtp(gh.db, check.userId)) {
         await markOtpPending(gh.db, request.id, check.userId, new Date());
         return goToStep(gh, res, 'otp', request.id);
+      }
+      if (mfaRequired(step.settings.login)) {
+        // A passkey is the second factor this user already has: its step asks for it (and a passkey
+        // sign-in is two factors by itself, docs/decisions.md#a-passkey-sign-in-is-two-factors).
+        const rpId = passkeyRpId(gh, step.settings.login);
+        if (rpId !== undefined && (await hasReadyPasskey(gh.db, check.userId, rpId))) {
+          return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
+        }
+        // None yet: one is set up now. The mark says whose password was checked, as for the code step.
+        await markOtpPending(gh.db, request.id, check.userId, new Date());
+        return goToStep(gh, res, 'mfa-setup', request.id);
       }
       await finishWithAuthentication(gh, res, request, check.userId, ['pwd']);
     },

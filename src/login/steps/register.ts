@@ -5,14 +5,17 @@
  * application that asked for the sign-in; where that organization does not allow self-registration
  * the page says so (403) and links to the sign-in instead. An address's sixth
  * registration of the hour, or one past the instance's hourly budget, gets 429 with Retry-After
- * before any hash (login/registration.ts).
+ * before any hash (login/registration.ts). Whether the page is open is the `allowRegister` of the
+ * organization's login policy; when that policy forces a second factor, the new user sets one up
+ * (steps/mfa-setup.ts) before the sign-in goes on.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { isValidEmail, MAX_EMAIL_LENGTH } from '../../domain/users/email-address.ts';
 import { html } from '../../http/html.ts';
 import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { markOtpPending, rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
+import { clientAddress, goToStep, mfaRequired, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import type { Messages } from '../messages.ts';
 import { PASSWORD_MAX_LENGTH, POLICY_RULES, unmetRules } from '../../domain/credentials/password-policy.ts';
@@ -125,6 +128,13 @@ export function registerStep(gh: Gatehouse) {
         // too many accounts from this address, or from everywhere, within the hour
         res.set('Retry-After', String(result.retryAfterSeconds));
         return render(res, step, 429, values, {}, m.registrationLimited(Math.ceil(result.retryAfterSeconds / 60)));
+      }
+      if (mfaRequired(step.settings.login)) {
+        // As after a password (steps/password.ts): the password just chosen is checked, a second factor is owed.
+        const user = await gh.directory.user(result.userId);
+        await rememberLoginName(gh.db, request.id, user?.loginName ?? values.userName, result.userId);
+        await markOtpPending(gh.db, request.id, result.userId, new Date());
+        return goToStep(gh, res, 'mfa-setup', request.id);
       }
       await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);
     },
