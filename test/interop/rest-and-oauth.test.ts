@@ -83,6 +83,10 @@ describe('REST and Connect JSON input, as ZITADEL reads it', () => {
   it('answers every REST route with a body the same with and without unknown fields, whatever the JSON-ish content type, a form included', async () => {
     for (const route of restRoutes().filter((r) => r.body !== '')) {
       const name = `${route.httpMethod} ${route.template.source}`;
+      // A route without path variables may act on the caller's own organization, and `{}` may be a
+      // whole valid request there (AddCustomLoginPolicy): the first call changes the state, every
+      // later one meets the same state. The baseline is the second.
+      await rest(route, '{}', { 'content-type': 'application/json' });
       const baseline = outcome(await rest(route, '{}', { 'content-type': 'application/json' }));
       expect([name, baseline.status]).not.toEqual([name, 415]);
       const variants: Record<string, string>[] = [
@@ -115,6 +119,7 @@ describe('REST and Connect JSON input, as ZITADEL reads it', () => {
       const url = `${server.url}/${route.method.parent.typeName}/${route.method.name}`;
       const call = async (body: string): Promise<Reply> =>
         request(url, { method: 'POST', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' }, body });
+      await call('{}'); // as above: the second call meets the state the first one left
       const baseline = await call('{}');
       const withUnknown = await call(UNKNOWN);
       expect([route.method.name, withUnknown.status, withUnknown.json['code']]).toEqual([route.method.name, baseline.status, baseline.json['code']]);
