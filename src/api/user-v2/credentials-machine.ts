@@ -35,7 +35,7 @@ import {
   type MachineChange,
 } from '../../domain/credentials/machine-credentials.ts';
 import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
-import type { KeyFilter, KeySortColumn, TimeComparison } from '../../store/credentials.ts';
+import type { CredentialTable, KeyFilter, KeySortColumn, TimeComparison } from '../../store/credentials.ts';
 import { listMachineCredentialsPage } from '../../store/credentials.ts';
 import type { DB } from '../../store/database.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
@@ -113,6 +113,40 @@ export async function machineTargetOf(gh: Gatehouse, db: DB, principal: Principa
   return { userId: target.row.id, instanceId: target.row.instance_id, orgId: target.row.org_id, creator: creatorOf(principal) };
 }
 
+/**
+ * One page of a machine credential table the caller manages (ListKeys, ListPersonalAccessTokens): an
+ * ORG_OWNER sees its organizations' machine users' only, except users holding an instance-wide role.
+ * Both answers have the same fields (zitadel.user.v2 Key and PersonalAccessToken).
+ */
+export async function machineCredentialsPage(
+  gh: Gatehouse,
+  principal: Principal,
+  table: CredentialTable,
+  query: { filters: KeyFilter[]; sortBy: KeySortColumn; pagination: Parameters<typeof pageOf>[0] },
+) {
+  const managed = requireManager(principal);
+  const page = pageOf(query.pagination);
+  const { rows, total } = await listMachineCredentialsPage(gh.db, table, {
+    instanceId: gh.instanceId,
+    orgIds: listFilter(managed),
+    rolesWithin: listFilter(managed),
+    filters: query.filters,
+    sortBy: query.sortBy,
+    page,
+  });
+  return {
+    pagination: { totalResult: BigInt(total), appliedLimit: BigInt(page.limit) },
+    result: rows.map((row) => ({
+      id: row.id,
+      userId: row.user_id,
+      organizationId: row.org_id,
+      creationDate: timestampFromDate(row.created_at),
+      changeDate: timestampFromDate(row.created_at),
+      ...(row.expires_at === null ? {} : { expirationDate: timestampFromDate(row.expires_at) }),
+    })),
+  };
+}
+
 export function machineMethods(gh: Gatehouse): MachineMethods {
   const machineTarget = (db: DB, principal: Principal, userId: string) => machineTargetOf(gh, db, principal, userId);
 
@@ -149,31 +183,11 @@ export function machineMethods(gh: Gatehouse): MachineMethods {
     },
 
     async listKeys(req, ctx) {
-      const managed = requireManager(requirePrincipal(ctx));
       if (req.filters.length > MAX_FILTERS) throw fieldError('filters', `must be at most ${MAX_FILTERS}`);
       const filters = req.filters.map((filter, i) => keyFilter(filter, `filters[${i}]`));
       const sortBy = SORT_COLUMNS[req.sortingColumn ?? KeyFieldName.UNSPECIFIED];
       if (sortBy === undefined) throw fieldError('sortingColumn', 'unknown key field');
-      const page = pageOf(req.pagination);
-      const { rows, total } = await listMachineCredentialsPage(gh.db, 'machine_keys', {
-        instanceId: gh.instanceId,
-        orgIds: listFilter(managed),
-        rolesWithin: listFilter(managed),
-        filters,
-        sortBy,
-        page,
-      });
-      return {
-        pagination: { totalResult: BigInt(total), appliedLimit: BigInt(page.limit) },
-        result: rows.map((row) => ({
-          id: row.id,
-          userId: row.user_id,
-          organizationId: row.org_id,
-          creationDate: timestampFromDate(row.created_at),
-          changeDate: timestampFromDate(row.created_at),
-          ...(row.expires_at === null ? {} : { expirationDate: timestampFromDate(row.expires_at) }),
-        })),
-      };
+      return machineCredentialsPage(gh, requirePrincipal(ctx), 'machine_keys', { filters, sortBy, pagination: req.pagination });
     },
 
     async addSecret(req, ctx) {

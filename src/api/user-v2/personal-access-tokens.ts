@@ -21,13 +21,11 @@ import {
   personalAccessTokenScopes,
   removePersonalAccessToken,
 } from '../../domain/tokens/personal-access-tokens.ts';
-import { listMachineCredentialsPage, type KeyFilter, type KeySortColumn } from '../../store/credentials.ts';
+import type { KeyFilter, KeySortColumn } from '../../store/credentials.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
-import { listFilter, requireManager } from '../management/access.ts';
-import { pageOf } from '../management/lists.ts';
 import { fieldError } from './credentials-common.ts';
-import { dateOf, idOf, machineTargetOf, timeOf } from './credentials-machine.ts';
+import { dateOf, idOf, machineCredentialsPage, machineTargetOf, timeOf } from './credentials-machine.ts';
 
 type PatMethods = Pick<ServiceImpl<typeof UserService>, 'addPersonalAccessToken' | 'removePersonalAccessToken' | 'listPersonalAccessTokens'>;
 
@@ -90,31 +88,11 @@ export function personalAccessTokenMethods(gh: Gatehouse): PatMethods {
     },
 
     async listPersonalAccessTokens(req, ctx) {
-      const managed = requireManager(requirePrincipal(ctx));
       if (req.filters.length > MAX_FILTERS) throw fieldError('filters', `must be at most ${MAX_FILTERS}`);
       const filters = req.filters.map((filter, i) => tokenFilter(filter, `filters[${i}]`));
       const sortBy = SORT_COLUMNS[req.sortingColumn ?? PersonalAccessTokenFieldName.UNSPECIFIED];
       if (sortBy === undefined) throw fieldError('sortingColumn', 'unknown personal access token field');
-      const page = pageOf(req.pagination);
-      const { rows, total } = await listMachineCredentialsPage(gh.db, 'personal_access_tokens', {
-        instanceId: gh.instanceId,
-        orgIds: listFilter(managed),
-        rolesWithin: listFilter(managed),
-        filters,
-        sortBy,
-        page,
-      });
-      return {
-        pagination: { totalResult: BigInt(total), appliedLimit: BigInt(page.limit) },
-        result: rows.map((row) => ({
-          id: row.id,
-          userId: row.user_id,
-          organizationId: row.org_id,
-          creationDate: timestampFromDate(row.created_at),
-          changeDate: timestampFromDate(row.created_at),
-          ...(row.expires_at === null ? {} : { expirationDate: timestampFromDate(row.expires_at) }),
-        })),
-      };
+      return machineCredentialsPage(gh, requirePrincipal(ctx), 'personal_access_tokens', { filters, sortBy, pagination: req.pagination });
     },
   };
 }
