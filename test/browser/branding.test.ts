@@ -65,6 +65,22 @@ function contrast(a: string, b: string): number {
   return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
 }
 
+/** What the functions run in the page use of the browser: the suites compile without the DOM library. */
+interface Style {
+  backgroundColor: string;
+  color: string;
+  colorScheme: string;
+  getPropertyValue(name: string): string;
+}
+interface Img {
+  currentSrc: string;
+  naturalWidth: number;
+}
+interface Win {
+  document: { body: object; documentElement: object; querySelector(selector: string): object | null };
+  getComputedStyle(element: object): Style;
+}
+
 describeWithChromium('an organization\'s branding on the login pages, in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
@@ -131,6 +147,7 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
 
   function look(page: Page) {
     return page.evaluate(() => {
+      const { document, getComputedStyle } = globalThis as unknown as Win;
       const body = getComputedStyle(document.body);
       const button = getComputedStyle(document.querySelector('button.primary')!);
       const link = document.querySelector('.links a');
@@ -148,7 +165,7 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
 
   /** The logo the browser chose and whether it loaded (the CSP admits it). */
   function shownLogo(page: Page) {
-    return page.$eval('.brand-logo img', (img) => ({ src: new URL((img as HTMLImageElement).currentSrc).pathname, loaded: (img as HTMLImageElement).naturalWidth > 0, alt: img.getAttribute('alt') }));
+    return page.$eval('.brand-logo img', (img) => ({ src: new URL((img as unknown as Img).currentSrc).pathname, loaded: (img as unknown as Img).naturalWidth > 0, alt: img.getAttribute('alt') }));
   }
 
   it('shows the logo, the icon and the colours in light and in dark mode, in English and German', async () => {
@@ -184,7 +201,7 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
       buttonText: 'rgb(0, 0, 0)',
       danger: COLOURS.warnColorDark,
     });
-    await page.waitForFunction(() => (document.querySelector('.brand-logo img') as HTMLImageElement).currentSrc.includes('logo-dark'));
+    await page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.brand-logo img') as Img).currentSrc.includes('logo-dark'));
     expect(await shownLogo(page)).toEqual({ src: path(policy.logoUrlDark), loaded: true, alt: '' });
     await screenshot(page, 'branding-dark.png');
     await context.close();
@@ -197,7 +214,7 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
     await screenshot(german.page, 'branding-de.png');
     await german.page.emulateMedia({ colorScheme: 'dark' });
     expect(await look(german.page)).toMatchObject({ bodyBackground: rgb(COLOURS.backgroundColorDark), buttonBackground: rgb(COLOURS.primaryColorDark) });
-    await german.page.waitForFunction(() => (document.querySelector('.brand-logo img') as HTMLImageElement).currentSrc.includes('logo-dark'));
+    await german.page.waitForFunction(() => ((globalThis as unknown as Win).document.querySelector('.brand-logo img') as Img).currentSrc.includes('logo-dark'));
     await screenshot(german.page, 'branding-dark-de.png');
     await german.context.close();
   }, 60000);
@@ -241,7 +258,7 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
       expect(contrast(shown.buttonBackground, shown.buttonText)).toBeGreaterThanOrEqual(4.5);
       // hovering moves the button away from its label's colour, never towards it
       await page.hover('button.primary');
-      const hovered = await page.$eval('button.primary', (b) => getComputedStyle(b).backgroundColor);
+      const hovered = await page.$eval('button.primary', (b) => (globalThis as unknown as Win).getComputedStyle(b).backgroundColor);
       expect(hovered).not.toBe(shown.buttonBackground);
       expect(contrast(hovered, shown.buttonText)).toBeGreaterThanOrEqual(contrast(shown.buttonBackground, shown.buttonText));
       await context.close();
@@ -255,7 +272,10 @@ describeWithChromium('an organization\'s branding on the login pages, in a real 
     const dark = await loginPage('branded-web', { colorScheme: 'light' });
     expect(await look(dark.page)).toMatchObject({ bodyBackground: rgb(COLOURS.backgroundColorDark), buttonBackground: rgb(COLOURS.primaryColorDark), buttonText: 'rgb(0, 0, 0)' });
     expect((await shownLogo(dark.page)).src).toBe(new URL(policy.logoUrlDark).pathname);
-    expect(await dark.page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).toBe('dark');
+    expect(await dark.page.evaluate(() => {
+      const { document, getComputedStyle } = globalThis as unknown as Win;
+      return getComputedStyle(document.documentElement).colorScheme;
+    })).toBe('dark');
     await dark.context.close();
 
     await brand({ themeMode: ThemeMode.LIGHT });

@@ -17,6 +17,7 @@ import { checkOtpCode } from '../../domain/credentials/otp.ts';
 import { pendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
+import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
@@ -26,7 +27,7 @@ const MAX_CODE_LENGTH = 16;
 
 function render(res: Response, step: Step, status: number, loginName: string, problem?: { alert: string; field?: string }): void {
   const { m, request } = step;
-  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, loginName)}</strong></p>
 <p>${m.otpIntro}</p>
 <form method="post" action="${stepAction('otp', request.id)}">
 ${stepFields(step)}

@@ -23,6 +23,7 @@ import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { securityHeaders } from '../../http/respond.ts';
+import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { clientAddress, goToStep, openStep, passkeyRpId, passkeysAllowed, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
@@ -34,7 +35,7 @@ const MAX_CHALLENGE_ID = 64;
 
 function render(res: Response, step: Step, status: number, loginName: string, alert?: string): void {
   const { m, request } = step;
-  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, loginName)}</strong></p>
 <p>${m.passkeyIntro}</p>
 ${passkeyForm(step, 'passkey')}
 <nav class="links">

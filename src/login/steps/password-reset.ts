@@ -44,6 +44,7 @@ import { LOGIN_UI_PATH } from '../../http/paths.ts';
 import { seeOther, sendPage } from '../../http/respond.ts';
 import { rememberedLoginName } from '../../store/auth-requests.ts';
 import { CSRF_FIELD, csrfTokenFor, csrfValid, refuseForgedForm } from '../csrf.ts';
+import { shownLoginName } from '../branding.ts';
 import { clientAddress, goToStep, openStep, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPage, stepPath, submitStep, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { messagesFor, messagesForParams, type Messages } from '../messages.ts';
@@ -78,7 +79,7 @@ ${link(stepPath('login', request.id), m.backToSignIn)}
 
 function renderRequest(res: Response, step: Step, loginName: string): void {
   const { m, request } = step;
-  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, loginName)}</strong></p>
 <p>${m.resetIntro}</p>
 <form method="post" action="${stepAction('password-reset', request.id)}">
 ${stepFields(step)}
