@@ -186,11 +186,11 @@ export async function hiddenLoginNameSuffix(gh: Gatehouse, settings: OrgSettings
 }
 
 /**
- * A login name as a page shows it (the account chooser, "Signing in as" on the password step):
- * without the hidden suffix when it ends in it, so a user of the organization reads as the user
- * name and everyone else keeps the `@domain` that tells organizations apart. It looks only at the
- * text, never at whether the user exists, so the password step still says nothing about that
- * (docs/decisions.md#login-names-and-lockout).
+ * A login name as a page shows it (the account chooser, "Signing in as" on the steps after the
+ * login name): without the hidden suffix when it ends in it, so a user of the organization reads as
+ * the user name and everyone else keeps the `@domain` that tells organizations apart. It looks only
+ * at the text, never at whether the user exists, so the password step still says nothing about
+ * that (docs/decisions.md#login-names-and-lockout).
  */
 export function shownLoginName(step: { hiddenSuffix: string | undefined }, loginName: string): string {
   const suffix = step.hiddenSuffix;
