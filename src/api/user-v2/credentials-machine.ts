@@ -76,23 +76,27 @@ export function dateOf(timestamp: Timestamp, field: string): Date {
   return date;
 }
 
-export function idOf(filter: IDFilter, field: string): string {
+function idOf(filter: IDFilter, field: string): string {
   if (filter.id.length > MAX_ID_LENGTH) throw fieldError(`${field}.id`, `must be at most ${MAX_ID_LENGTH} characters`);
   return filter.id;
 }
 
-export function timeOf(filter: TimestampFilter, field: string): { op: TimeComparison; at: Date } {
+function timeOf(filter: TimestampFilter, field: string): { op: TimeComparison; at: Date } {
   if (filter.timestamp === undefined) throw fieldError(`${field}.timestamp`, 'is required');
   const op = COMPARISONS[filter.method];
   if (op === undefined) throw fieldError(`${field}.method`, 'unknown timestamp filter method');
   return { op, at: dateOf(filter.timestamp, `${field}.timestamp`) };
 }
 
-function keyFilter(filter: KeysSearchFilter, at: string): KeyFilter {
-  const { case: kind, value } = filter.filter;
+/**
+ * One filter of ListKeys, or of ListPersonalAccessTokens (whose oneof differs only in the id filter's
+ * name, `idField`, which the error messages name).
+ */
+export function keyFilter(oneof: KeysSearchFilter['filter'], at: string, idField = 'keyIdFilter'): KeyFilter {
+  const { case: kind, value } = oneof;
   switch (kind) {
     case 'keyIdFilter':
-      return { kind: 'keyId', id: idOf(value, `${at}.keyIdFilter`) };
+      return { kind: 'keyId', id: idOf(value, `${at}.${idField}`) };
     case 'userIdFilter':
       return { kind: 'userId', id: idOf(value, `${at}.userIdFilter`) };
     case 'organizationIdFilter':
@@ -184,7 +188,7 @@ export function machineMethods(gh: Gatehouse): MachineMethods {
 
     async listKeys(req, ctx) {
       if (req.filters.length > MAX_FILTERS) throw fieldError('filters', `must be at most ${MAX_FILTERS}`);
-      const filters = req.filters.map((filter, i) => keyFilter(filter, `filters[${i}]`));
+      const filters = req.filters.map((filter, i) => keyFilter(filter.filter, `filters[${i}]`));
       const sortBy = SORT_COLUMNS[req.sortingColumn ?? KeyFieldName.UNSPECIFIED];
       if (sortBy === undefined) throw fieldError('sortingColumn', 'unknown key field');
       return machineCredentialsPage(gh, requirePrincipal(ctx), 'machine_keys', { filters, sortBy, pagination: req.pagination });

@@ -25,7 +25,7 @@ import type { KeyFilter, KeySortColumn } from '../../store/credentials.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { fieldError } from './credentials-common.ts';
-import { dateOf, idOf, machineCredentialsPage, machineTargetOf, timeOf } from './credentials-machine.ts';
+import { dateOf, keyFilter, machineCredentialsPage, machineTargetOf } from './credentials-machine.ts';
 
 type PatMethods = Pick<ServiceImpl<typeof UserService>, 'addPersonalAccessToken' | 'removePersonalAccessToken' | 'listPersonalAccessTokens'>;
 
@@ -40,22 +40,10 @@ const SORT_COLUMNS: Partial<Record<PersonalAccessTokenFieldName, KeySortColumn>>
   [PersonalAccessTokenFieldName.EXPIRATION_DATE]: 'expiresAt',
 };
 
+/** A filter of ListPersonalAccessTokens: ListKeys' filters, the key id filter named for tokens. */
 function tokenFilter(filter: PersonalAccessTokensSearchFilter, at: string): KeyFilter {
-  const { case: kind, value } = filter.filter;
-  switch (kind) {
-    case 'tokenIdFilter':
-      return { kind: 'keyId', id: idOf(value, `${at}.tokenIdFilter`) };
-    case 'userIdFilter':
-      return { kind: 'userId', id: idOf(value, `${at}.userIdFilter`) };
-    case 'organizationIdFilter':
-      return { kind: 'orgId', id: idOf(value, `${at}.organizationIdFilter`) };
-    case 'createdDateFilter':
-      return { kind: 'createdAt', ...timeOf(value, `${at}.createdDateFilter`) };
-    case 'expirationDateFilter':
-      return { kind: 'expiresAt', ...timeOf(value, `${at}.expirationDateFilter`) };
-    case undefined:
-      throw fieldError(at, 'names no filter');
-  }
+  const oneof = filter.filter;
+  return keyFilter(oneof.case === 'tokenIdFilter' ? { case: 'keyIdFilter', value: oneof.value } : oneof, at, 'tokenIdFilter');
 }
 
 export function personalAccessTokenMethods(gh: Gatehouse): PatMethods {
