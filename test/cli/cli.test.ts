@@ -4,7 +4,7 @@
  * reaching a running server (PostgreSQL only: the embedded database belongs to one process at a
  * time).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,34 +18,9 @@ import { createTestDatabase } from '../support/gatehouse.ts';
 import { postForm } from '../support/http.ts';
 import { freePort } from '../support/ports.ts';
 import { restoreSnapshot } from '../support/snapshot.ts';
+import { cli, exited, MAIN, startProcess, waitForOutput, waitHealthy } from '../support/cli.ts';
 
-const MAIN = path.resolve('src/main.ts');
 const MASTER_KEY = Buffer.alloc(32, 5).toString('base64');
-
-function cli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function startProcess(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  let output = '';
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env } });
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output };
-}
-
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not start');
-}
 
 /** Resolves as soon as `port` on 127.0.0.1 accepts a TCP connection (tried every 5 ms). */
 async function waitListening(port: number): Promise<void> {
@@ -61,9 +36,6 @@ async function waitListening(port: number): Promise<void> {
   throw new Error('server did not listen');
 }
 
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
-}
 
 /**
  * The commands on the run's database: PostgreSQL when the run has one, else the embedded database.
@@ -220,10 +192,6 @@ describe('mistakes in the environment', () => {
   });
 });
 
-async function waitForOutput(output: () => string, text: string): Promise<void> {
-  for (let i = 0; i < 600 && !output().includes(text); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  if (!output().includes(text)) throw new Error(`no "${text}" in:\n${output()}`);
-}
 
 /** A database URL with its password shown as *** (docs/operations.md#database). */
 function masked(url: string): string {

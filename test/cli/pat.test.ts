@@ -4,46 +4,18 @@
  * as is; `gatehouse pat create` makes more, on stdout or into a file only its owner reads; the server
  * takes them as bearer tokens. Real processes, a real shell and curl.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from '../support/gatehouse.ts';
 import { freePort } from '../support/ports.ts';
 import { restoreSnapshot } from '../support/snapshot.ts';
+import { cli, startProcess, waitForOutput, waitHealthy } from '../support/cli.ts';
 
-const MAIN = path.resolve('src/main.ts');
 const MASTER_KEY = Buffer.alloc(32, 6).toString('base64');
 
-function cli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  let output = '';
-  const child = spawn(process.execPath, [MAIN, 'start'], { env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env } });
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output };
-}
-
-async function waitForOutput(output: () => string, text: string): Promise<void> {
-  for (let i = 0; i < 600 && !output().includes(text); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  if (!output().includes(text)) throw new Error(`no "${text}" in:\n${output()}`);
-}
-
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not start');
-}
+const start = (env: Record<string, string>) => startProcess(['start'], env);
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
