@@ -87,7 +87,7 @@ describeWithChromium('a login policy that forces a second factor', () => {
 
   /** The organization's own login policy, through the management API (AddCustomLoginPolicy, UpdateCustomLoginPolicy). */
   async function forceMfa(on: boolean): Promise<void> {
-    const policy = { allowUsernamePassword: true, allowRegister: false, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED', forceMfa: on };
+    const policy = { allowUsernamePassword: true, allowRegister: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED', forceMfa: on };
     const current = await rest(server, 'GET', '/management/v1/policies/login', orgAdmin);
     const { isDefault, policy: now } = current.json as { isDefault?: boolean; policy?: { forceMfa?: boolean } };
     if (isDefault !== true && (now?.forceMfa ?? false) === on) return; // an update that changes nothing is refused
@@ -285,6 +285,28 @@ describeWithChromium('a login policy that forces a second factor', () => {
     } finally {
       await forceMfa(true);
     }
+  }, 90000);
+
+  it('a new account made with prompt=create sets up its second factor before the application hears of it', async () => {
+    const config = await relyingParty();
+    const { context, page } = await freshPage();
+    const { state, nonce } = await authorize(config, page, { prompt: 'create' });
+    await page.waitForSelector('input[name="userName"]');
+    await page.fill('input[name="userName"]', 'newcomer');
+    await page.fill('input[name="email"]', 'newcomer@example.test');
+    await page.fill('input[name="givenName"]', 'New');
+    await page.fill('input[name="familyName"]', 'Comer');
+    await page.fill('input[name="password"]', 'Brand-New-Pass-1');
+    await page.fill('input[name="passwordConfirmation"]', 'Brand-New-Pass-1');
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(new RegExp('/ui/login/mfa-setup\\?authRequestID=\\d+$'));
+    expect(await page.textContent('.identity strong')).toBe('newcomer@managed.test');
+    await page.fill('input[name="code"]', codeFor(await shownSecret(page)));
+    await page.click('button[type="submit"].primary');
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
+    expect(tokens.claims()!.amr).toEqual(['pwd', 'otp', 'mfa']);
+    await context.close();
   }, 90000);
 
   it('refuses a forged post, an unknown form and a passkey nobody set up with a 4xx page; another browser cannot ask for options', async () => {

@@ -162,7 +162,8 @@ export function mfaSetupStep(gh: Gatehouse) {
     const { request } = step;
     const pending = await pendingOtp(gh.db, request.id);
     const passkeyUser = pending === undefined ? undefined : await loadPasskeyUser(gh.db, gh.instanceId, pending.user.id);
-    if (pending === undefined || passkeyUser === undefined || passkeyUser.kind !== 'human') return void goToStep(gh, res, 'login', request.id);
+    // A user deactivated since the password step starts over (and the password step refuses it).
+    if (pending === undefined || !pending.user.active || passkeyUser === undefined || passkeyUser.kind !== 'human') return void goToStep(gh, res, 'login', request.id);
     if (await hasReadyOtp(gh.db, pending.user.id)) return void goToStep(gh, res, 'otp', request.id);
     const rpId = passkeyRpId(gh, step.settings.login);
     if (rpId !== undefined && (await hasReadyPasskey(gh.db, pending.user.id, rpId))) {
