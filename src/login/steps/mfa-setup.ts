@@ -34,6 +34,7 @@ import { pendingOtp, type PendingOtp } from '../../domain/sign-in/login-names.ts
 import { html, type Html } from '../../http/html.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';
 import { findOtpFactor } from '../../store/otp-factors.ts';
+import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import {
   clientAddress, goToStep, mfaRequired, openStep, PASSKEY_STEP_PATH, passkeyRpId, passkeysAllowed, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPage, stepPath, submitStep, type Step, type Submission,
@@ -111,7 +112,7 @@ ${field({ name: 'name', label: m.passkeyName, autocomplete: 'off', hint: m.passk
 </form>
 ${passkeyScript()}`
     : html``;
-  const body = html`<p class="identity">${m.signingInAs} <strong>${who.pending.loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, who.pending.loginName)}</strong></p>
 <p>${m.mfaSetupIntro}</p>
 <h2>${m.mfaSetupAppTitle}</h2>
 <p>${m.mfaSetupAppIntro}</p>

@@ -57,7 +57,7 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
 function renderNoPassword(gh: Gatehouse, res: Response, step: Step, status: number, loginName: string): void {
   const { m, request } = step;
   const passkeys = passkeysAllowed(gh, step.settings.login);
-  const body = html`<p class="identity">${m.signingInAs} <strong>${loginName}</strong></p>
+  const body = html`<p class="identity">${m.signingInAs} <strong>${shownLoginName(step, loginName)}</strong></p>
 <p>${passkeys ? m.noPasswordPasskeys : m.noSignInMethod}</p>
 ${passkeys ? passkeyForm(step, 'login') : ''}
 <nav class="links">
