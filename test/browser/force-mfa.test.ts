@@ -340,6 +340,42 @@ describeWithChromium('a login policy that forces a second factor', () => {
     await context.close();
   }, 90000);
 
+  it('a policy switched off during the setup: a reload goes back to the password, a posted form finishes with it', async () => {
+    const config = await relyingParty();
+    const { context, page } = await freshPage();
+    const toSetup = async () => {
+      const started = await authorize(config, page, { prompt: 'login' });
+      await password(page, 'quitter@managed.test');
+      await page.waitForURL(new RegExp('/ui/login/mfa-setup\\?authRequestID=\\d+$'));
+      return started;
+    };
+    try {
+      // a reload (GET) changes nothing: the password step, whose password then completes the sign-in
+      const first = await toSetup();
+      await forceMfa(false);
+      await page.reload();
+      await page.waitForURL(new RegExp('/ui/login/password\\?authRequestID=\\d+$'));
+      await page.fill('input[name="password"]', PASSWORD);
+      await page.click('button[type="submit"].primary');
+      await page.waitForURL(`${rpBase}/callback**`);
+      const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: first.state, expectedNonce: first.nonce });
+      expect(tokens.claims()).toMatchObject({ sub: USERS.quitter, amr: ['pwd'] });
+
+      // the page's form, posted after the change: the checked password completes it
+      await forceMfa(true);
+      const second = await toSetup();
+      await forceMfa(false);
+      await page.fill('input[name="code"]', '000000');
+      await page.click('button[type="submit"].primary');
+      await page.waitForURL(`${rpBase}/callback**`);
+      const again = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: second.state, expectedNonce: second.nonce });
+      expect(again.claims()).toMatchObject({ sub: USERS.quitter, amr: ['pwd'] });
+    } finally {
+      await forceMfa(true);
+    }
+    await context.close();
+  }, 90000);
+
   it('speaks German', async () => {
     const config = await relyingParty();
     const { context, page } = await freshPage('de-DE');

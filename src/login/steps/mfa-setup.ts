@@ -159,7 +159,7 @@ export function mfaSetupStep(gh: Gatehouse) {
    * sent on (to the login name step without a checked password, to the step that asks for the
    * factor a user already has, or on when the policy no longer forces one) and undefined comes back.
    */
-  async function setupUserOf(res: Response, step: Step): Promise<SetupUser | undefined> {
+  async function setupUserOf(res: Response, step: Step, submitted: boolean): Promise<SetupUser | undefined> {
     const { request } = step;
     const pending = await pendingOtp(gh.db, request.id);
     const passkeyUser = pending === undefined ? undefined : await loadPasskeyUser(gh.db, gh.instanceId, pending.user.id);
@@ -171,7 +171,9 @@ export function mfaSetupStep(gh: Gatehouse) {
       return void seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
     }
     if (!mfaRequired(step.settings.login)) {
-      // The policy changed since the password step: the password alone completes the sign-in now.
+      // The policy changed since the password step: the password alone completes the sign-in now,
+      // on a form's post (CSRF-checked); a GET changes nothing and leads to the password step.
+      if (!submitted) return void goToStep(gh, res, 'password', request.id);
       await clearOtpPending(gh.db, request.id);
       await finishWithAuthentication(gh, res, request, pending.user.id, ['pwd']);
       return undefined;
@@ -244,14 +246,14 @@ export function mfaSetupStep(gh: Gatehouse) {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
       if (!step) return;
-      const who = await setupUserOf(res, step);
+      const who = await setupUserOf(res, step, false);
       if (who !== undefined) await again(res, step, 200, who);
     },
 
     async submit(req: Request, res: Response): Promise<void> {
       const step = await submitStep(gh, req, res);
       if (!step) return;
-      const who = await setupUserOf(res, step);
+      const who = await setupUserOf(res, step, true);
       if (who === undefined) return;
       const action = step.form.get('action');
       if (action === 'otp') return submitCode(req, res, step, who);
