@@ -152,6 +152,11 @@ describeWithChromium('the login UI follows the login policy', () => {
       expect(register?.status()).toBe(allowRegister ? 200 : 403);
       if (!allowRegister) expect(await page.textContent('[role="alert"]')).toContain('Creating an account is not available here.');
     }
+    // A registration sets a password: without passwords, no registration either.
+    await policy({ allowRegister: true, allowUsernamePassword: false });
+    await authorize(page);
+    expect(await links(page)).not.toContain('Create an account');
+    expect((await page.goto(`${origin}/ui/login/register?authRequestID=${requestIdOf(page)}`))?.status()).toBe(403);
     await context.close();
   }, 60000);
 

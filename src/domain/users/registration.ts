@@ -57,15 +57,17 @@ export type RegistrationResult =
 
 /**
  * The organization the sign-in request's application registers users into, when that organization
- * allows registration; else undefined (no "Create an account", and the register page says so). The
- * login policy is the one source of this answer: the login pages and GetLoginSettings read the same
+ * allows registration (and passwords, which a registration sets); else undefined (no "Create an
+ * account", and the register page says so). The login policy is the one source of this answer: the
+ * login pages and GetLoginSettings read the same
  * `allowRegister` (domain/instance/policies.ts effectiveLoginPolicy).
  */
 export async function registrationOrg(ctx: RegistrationContext, request: Pick<AuthRequest, 'clientId'>): Promise<string | undefined> {
   const app = request.clientId === '' ? undefined : await ctx.directory.application(ctx.instanceId, request.clientId);
   if (app === undefined) return undefined;
   const { login } = await ctx.directory.orgSettings(ctx.instanceId, app.orgId);
-  return login.allowRegister ? app.orgId : undefined;
+  // The register page makes an account with a password: none where passwords do not sign in.
+  return login.allowRegister && login.allowUsernamePassword ? app.orgId : undefined;
 }
 
 export async function registerHuman(ctx: RegistrationContext, input: Registration): Promise<RegistrationResult> {
