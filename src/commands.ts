@@ -124,7 +124,7 @@ async function start(config: Config, args: string[]): Promise<void> {
         return;
       }
       const created = await ensureFirstRun(db, { externalUrl: config.externalUrl, serviceName: config.serviceName, patPath: config.firstPatPath });
-      if (created) log.info({ firstRun: true }, 'first run: created a default organization, an admin user and a demo client');
+      if (created) log.info({ firstRun: true }, 'first run: created a default organization, an admin user, a demo client and an API token');
       else log.info({ firstRun: false }, 'first run: not needed, the database holds an instance (no bootstrap file given)');
       if (created) process.stdout.write(`${printFirstRun(created, config.externalUrl)}\n`);
     },

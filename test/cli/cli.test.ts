@@ -224,7 +224,7 @@ describe('gatehouse start', () => {
           ? new RegExp(`^database: opening the embedded database in ${escaped(path.join(dir, 'pgdata'))}$`)
           : new RegExp(`^database: PostgreSQL at ${escaped(masked(database.url))}$`),
         /^migrations: (up to date|applied \d+, the newest \d{4}_\d\d_\d\d_\d{4}_\w+)$/,
-        /^first run: created a default organization, an admin user and a demo client$/,
+        /^first run: created a default organization, an admin user, a demo client and an API token$/,
         /^signing keys: created RS256 key \d+ \(1 published\)$/,
         new RegExp(`^listening on http://127\\.0\\.0\\.1:${port}, issuer http://localhost:${port}$`),
       ];
