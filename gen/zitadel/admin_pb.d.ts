@@ -2,7 +2,11 @@
 // (docs/branding-and-login-policy.md): the instance's defaults. Names, REST bindings and field
 // numbers match ZITADEL's zitadel/admin.proto. Every call needs IAM_OWNER.
 //
-// Left out: the font calls, and the identity provider and second/multi factor list calls.
+// Also the instance's identity providers (docs/federation.md): generic OpenID Connect and OAuth 2.0
+// providers, and the instance login policy's list of the providers it offers.
+//
+// Left out: the font calls, the second/multi factor list calls, and the calls of every other
+// provider kind (JWT, LDAP, SAML, Azure AD, GitHub, GitLab, Google, Apple): they answer Unimplemented.
 //
 // ZITADEL mounts the v1 REST gateway under /admin/v1 and writes its paths without that prefix;
 // Gatehouse has one REST transcoder for every service, so the paths here carry the full path.
@@ -17,8 +21,9 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { LabelPolicy, LoginPolicy, PasswordlessType, ThemeMode } from "./policy_pb.js";
-import type { ObjectDetails } from "./object_pb.js";
+import type { ListDetails, ListQuery, ObjectDetails } from "./object_pb.js";
 import type { Duration } from "@bufbuild/protobuf/wkt";
+import type { IDPIDQuery, IDPLoginPolicyLink, IDPNameQuery, Options, Provider } from "./idp_pb.js";
 
 /**
  * Describes the file zitadel/admin.proto.
@@ -444,6 +449,553 @@ export declare type UpdateLoginPolicyResponse = Message<"zitadel.admin.v1.Update
 export declare const UpdateLoginPolicyResponseSchema: GenMessage<UpdateLoginPolicyResponse>;
 
 /**
+ * @generated from message zitadel.admin.v1.ListProvidersRequest
+ */
+export declare type ListProvidersRequest = Message<"zitadel.admin.v1.ListProvidersRequest"> & {
+  /**
+   * @generated from field: zitadel.v1.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.admin.v1.ProviderQuery queries = 2;
+   */
+  queries: ProviderQuery[];
+};
+
+/**
+ * Describes the message zitadel.admin.v1.ListProvidersRequest.
+ * Use `create(ListProvidersRequestSchema)` to create a new message.
+ */
+export declare const ListProvidersRequestSchema: GenMessage<ListProvidersRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.ProviderQuery
+ */
+export declare type ProviderQuery = Message<"zitadel.admin.v1.ProviderQuery"> & {
+  /**
+   * @generated from oneof zitadel.admin.v1.ProviderQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: zitadel.idp.v1.IDPIDQuery idp_id_query = 1;
+     */
+    value: IDPIDQuery;
+    case: "idpIdQuery";
+  } | {
+    /**
+     * @generated from field: zitadel.idp.v1.IDPNameQuery idp_name_query = 2;
+     */
+    value: IDPNameQuery;
+    case: "idpNameQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message zitadel.admin.v1.ProviderQuery.
+ * Use `create(ProviderQuerySchema)` to create a new message.
+ */
+export declare const ProviderQuerySchema: GenMessage<ProviderQuery>;
+
+/**
+ * @generated from message zitadel.admin.v1.ListProvidersResponse
+ */
+export declare type ListProvidersResponse = Message<"zitadel.admin.v1.ListProvidersResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.idp.v1.Provider result = 2;
+   */
+  result: Provider[];
+};
+
+/**
+ * Describes the message zitadel.admin.v1.ListProvidersResponse.
+ * Use `create(ListProvidersResponseSchema)` to create a new message.
+ */
+export declare const ListProvidersResponseSchema: GenMessage<ListProvidersResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.GetProviderByIDRequest
+ */
+export declare type GetProviderByIDRequest = Message<"zitadel.admin.v1.GetProviderByIDRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.GetProviderByIDRequest.
+ * Use `create(GetProviderByIDRequestSchema)` to create a new message.
+ */
+export declare const GetProviderByIDRequestSchema: GenMessage<GetProviderByIDRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.GetProviderByIDResponse
+ */
+export declare type GetProviderByIDResponse = Message<"zitadel.admin.v1.GetProviderByIDResponse"> & {
+  /**
+   * @generated from field: zitadel.idp.v1.Provider idp = 1;
+   */
+  idp?: Provider | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.GetProviderByIDResponse.
+ * Use `create(GetProviderByIDResponseSchema)` to create a new message.
+ */
+export declare const GetProviderByIDResponseSchema: GenMessage<GetProviderByIDResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.DeleteProviderRequest
+ */
+export declare type DeleteProviderRequest = Message<"zitadel.admin.v1.DeleteProviderRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.DeleteProviderRequest.
+ * Use `create(DeleteProviderRequestSchema)` to create a new message.
+ */
+export declare const DeleteProviderRequestSchema: GenMessage<DeleteProviderRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.DeleteProviderResponse
+ */
+export declare type DeleteProviderResponse = Message<"zitadel.admin.v1.DeleteProviderResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.DeleteProviderResponse.
+ * Use `create(DeleteProviderResponseSchema)` to create a new message.
+ */
+export declare const DeleteProviderResponseSchema: GenMessage<DeleteProviderResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddGenericOIDCProviderRequest
+ */
+export declare type AddGenericOIDCProviderRequest = Message<"zitadel.admin.v1.AddGenericOIDCProviderRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string issuer = 2;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string client_secret = 4;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: repeated string scopes = 5;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: zitadel.idp.v1.Options provider_options = 6;
+   */
+  providerOptions?: Options | undefined;
+
+  /**
+   * @generated from field: bool is_id_token_mapping = 7;
+   */
+  isIdTokenMapping: boolean;
+
+  /**
+   * @generated from field: bool use_pkce = 8;
+   */
+  usePkce: boolean;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddGenericOIDCProviderRequest.
+ * Use `create(AddGenericOIDCProviderRequestSchema)` to create a new message.
+ */
+export declare const AddGenericOIDCProviderRequestSchema: GenMessage<AddGenericOIDCProviderRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddGenericOIDCProviderResponse
+ */
+export declare type AddGenericOIDCProviderResponse = Message<"zitadel.admin.v1.AddGenericOIDCProviderResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddGenericOIDCProviderResponse.
+ * Use `create(AddGenericOIDCProviderResponseSchema)` to create a new message.
+ */
+export declare const AddGenericOIDCProviderResponseSchema: GenMessage<AddGenericOIDCProviderResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.UpdateGenericOIDCProviderRequest
+ */
+export declare type UpdateGenericOIDCProviderRequest = Message<"zitadel.admin.v1.UpdateGenericOIDCProviderRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string issuer = 3;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string client_id = 4;
+   */
+  clientId: string;
+
+  /**
+   * Changed only when given.
+   *
+   * @generated from field: string client_secret = 5;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: repeated string scopes = 6;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: zitadel.idp.v1.Options provider_options = 7;
+   */
+  providerOptions?: Options | undefined;
+
+  /**
+   * @generated from field: bool is_id_token_mapping = 8;
+   */
+  isIdTokenMapping: boolean;
+
+  /**
+   * @generated from field: bool use_pkce = 9;
+   */
+  usePkce: boolean;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.UpdateGenericOIDCProviderRequest.
+ * Use `create(UpdateGenericOIDCProviderRequestSchema)` to create a new message.
+ */
+export declare const UpdateGenericOIDCProviderRequestSchema: GenMessage<UpdateGenericOIDCProviderRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.UpdateGenericOIDCProviderResponse
+ */
+export declare type UpdateGenericOIDCProviderResponse = Message<"zitadel.admin.v1.UpdateGenericOIDCProviderResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.UpdateGenericOIDCProviderResponse.
+ * Use `create(UpdateGenericOIDCProviderResponseSchema)` to create a new message.
+ */
+export declare const UpdateGenericOIDCProviderResponseSchema: GenMessage<UpdateGenericOIDCProviderResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddGenericOAuthProviderRequest
+ */
+export declare type AddGenericOAuthProviderRequest = Message<"zitadel.admin.v1.AddGenericOAuthProviderRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string client_id = 2;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string client_secret = 3;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: string authorization_endpoint = 4;
+   */
+  authorizationEndpoint: string;
+
+  /**
+   * @generated from field: string token_endpoint = 5;
+   */
+  tokenEndpoint: string;
+
+  /**
+   * @generated from field: string user_endpoint = 6;
+   */
+  userEndpoint: string;
+
+  /**
+   * @generated from field: repeated string scopes = 7;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: string id_attribute = 8;
+   */
+  idAttribute: string;
+
+  /**
+   * @generated from field: zitadel.idp.v1.Options provider_options = 9;
+   */
+  providerOptions?: Options | undefined;
+
+  /**
+   * @generated from field: bool use_pkce = 10;
+   */
+  usePkce: boolean;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddGenericOAuthProviderRequest.
+ * Use `create(AddGenericOAuthProviderRequestSchema)` to create a new message.
+ */
+export declare const AddGenericOAuthProviderRequestSchema: GenMessage<AddGenericOAuthProviderRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddGenericOAuthProviderResponse
+ */
+export declare type AddGenericOAuthProviderResponse = Message<"zitadel.admin.v1.AddGenericOAuthProviderResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddGenericOAuthProviderResponse.
+ * Use `create(AddGenericOAuthProviderResponseSchema)` to create a new message.
+ */
+export declare const AddGenericOAuthProviderResponseSchema: GenMessage<AddGenericOAuthProviderResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.UpdateGenericOAuthProviderRequest
+ */
+export declare type UpdateGenericOAuthProviderRequest = Message<"zitadel.admin.v1.UpdateGenericOAuthProviderRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+
+  /**
+   * Changed only when given.
+   *
+   * @generated from field: string client_secret = 4;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: string authorization_endpoint = 5;
+   */
+  authorizationEndpoint: string;
+
+  /**
+   * @generated from field: string token_endpoint = 6;
+   */
+  tokenEndpoint: string;
+
+  /**
+   * @generated from field: string user_endpoint = 7;
+   */
+  userEndpoint: string;
+
+  /**
+   * @generated from field: repeated string scopes = 8;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: string id_attribute = 9;
+   */
+  idAttribute: string;
+
+  /**
+   * @generated from field: zitadel.idp.v1.Options provider_options = 10;
+   */
+  providerOptions?: Options | undefined;
+
+  /**
+   * @generated from field: bool use_pkce = 11;
+   */
+  usePkce: boolean;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.UpdateGenericOAuthProviderRequest.
+ * Use `create(UpdateGenericOAuthProviderRequestSchema)` to create a new message.
+ */
+export declare const UpdateGenericOAuthProviderRequestSchema: GenMessage<UpdateGenericOAuthProviderRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.UpdateGenericOAuthProviderResponse
+ */
+export declare type UpdateGenericOAuthProviderResponse = Message<"zitadel.admin.v1.UpdateGenericOAuthProviderResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.UpdateGenericOAuthProviderResponse.
+ * Use `create(UpdateGenericOAuthProviderResponseSchema)` to create a new message.
+ */
+export declare const UpdateGenericOAuthProviderResponseSchema: GenMessage<UpdateGenericOAuthProviderResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddIDPToLoginPolicyRequest
+ */
+export declare type AddIDPToLoginPolicyRequest = Message<"zitadel.admin.v1.AddIDPToLoginPolicyRequest"> & {
+  /**
+   * @generated from field: string idp_id = 1;
+   */
+  idpId: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddIDPToLoginPolicyRequest.
+ * Use `create(AddIDPToLoginPolicyRequestSchema)` to create a new message.
+ */
+export declare const AddIDPToLoginPolicyRequestSchema: GenMessage<AddIDPToLoginPolicyRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.AddIDPToLoginPolicyResponse
+ */
+export declare type AddIDPToLoginPolicyResponse = Message<"zitadel.admin.v1.AddIDPToLoginPolicyResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.AddIDPToLoginPolicyResponse.
+ * Use `create(AddIDPToLoginPolicyResponseSchema)` to create a new message.
+ */
+export declare const AddIDPToLoginPolicyResponseSchema: GenMessage<AddIDPToLoginPolicyResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.RemoveIDPFromLoginPolicyRequest
+ */
+export declare type RemoveIDPFromLoginPolicyRequest = Message<"zitadel.admin.v1.RemoveIDPFromLoginPolicyRequest"> & {
+  /**
+   * @generated from field: string idp_id = 1;
+   */
+  idpId: string;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.RemoveIDPFromLoginPolicyRequest.
+ * Use `create(RemoveIDPFromLoginPolicyRequestSchema)` to create a new message.
+ */
+export declare const RemoveIDPFromLoginPolicyRequestSchema: GenMessage<RemoveIDPFromLoginPolicyRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.RemoveIDPFromLoginPolicyResponse
+ */
+export declare type RemoveIDPFromLoginPolicyResponse = Message<"zitadel.admin.v1.RemoveIDPFromLoginPolicyResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ObjectDetails details = 1;
+   */
+  details?: ObjectDetails | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.RemoveIDPFromLoginPolicyResponse.
+ * Use `create(RemoveIDPFromLoginPolicyResponseSchema)` to create a new message.
+ */
+export declare const RemoveIDPFromLoginPolicyResponseSchema: GenMessage<RemoveIDPFromLoginPolicyResponse>;
+
+/**
+ * @generated from message zitadel.admin.v1.ListLoginPolicyIDPsRequest
+ */
+export declare type ListLoginPolicyIDPsRequest = Message<"zitadel.admin.v1.ListLoginPolicyIDPsRequest"> & {
+  /**
+   * @generated from field: zitadel.v1.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+};
+
+/**
+ * Describes the message zitadel.admin.v1.ListLoginPolicyIDPsRequest.
+ * Use `create(ListLoginPolicyIDPsRequestSchema)` to create a new message.
+ */
+export declare const ListLoginPolicyIDPsRequestSchema: GenMessage<ListLoginPolicyIDPsRequest>;
+
+/**
+ * @generated from message zitadel.admin.v1.ListLoginPolicyIDPsResponse
+ */
+export declare type ListLoginPolicyIDPsResponse = Message<"zitadel.admin.v1.ListLoginPolicyIDPsResponse"> & {
+  /**
+   * @generated from field: zitadel.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.idp.v1.IDPLoginPolicyLink result = 2;
+   */
+  result: IDPLoginPolicyLink[];
+};
+
+/**
+ * Describes the message zitadel.admin.v1.ListLoginPolicyIDPsResponse.
+ * Use `create(ListLoginPolicyIDPsResponseSchema)` to create a new message.
+ */
+export declare const ListLoginPolicyIDPsResponseSchema: GenMessage<ListLoginPolicyIDPsResponse>;
+
+/**
  * @generated from service zitadel.admin.v1.AdminService
  */
 export declare const AdminService: GenService<{
@@ -546,6 +1098,106 @@ export declare const AdminService: GenService<{
     methodKind: "unary";
     input: typeof UpdateLoginPolicyRequestSchema;
     output: typeof UpdateLoginPolicyResponseSchema;
+  },
+  /**
+   * The instance's providers.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.ListProviders
+   */
+  listProviders: {
+    methodKind: "unary";
+    input: typeof ListProvidersRequestSchema;
+    output: typeof ListProvidersResponseSchema;
+  },
+  /**
+   * One provider.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.GetProviderByID
+   */
+  getProviderByID: {
+    methodKind: "unary";
+    input: typeof GetProviderByIDRequestSchema;
+    output: typeof GetProviderByIDResponseSchema;
+  },
+  /**
+   * Removes a provider, from every login policy too.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.DeleteProvider
+   */
+  deleteProvider: {
+    methodKind: "unary";
+    input: typeof DeleteProviderRequestSchema;
+    output: typeof DeleteProviderResponseSchema;
+  },
+  /**
+   * Adds a generic OpenID Connect provider.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.AddGenericOIDCProvider
+   */
+  addGenericOIDCProvider: {
+    methodKind: "unary";
+    input: typeof AddGenericOIDCProviderRequestSchema;
+    output: typeof AddGenericOIDCProviderResponseSchema;
+  },
+  /**
+   * Changes a generic OpenID Connect provider; the secret only if given.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.UpdateGenericOIDCProvider
+   */
+  updateGenericOIDCProvider: {
+    methodKind: "unary";
+    input: typeof UpdateGenericOIDCProviderRequestSchema;
+    output: typeof UpdateGenericOIDCProviderResponseSchema;
+  },
+  /**
+   * Adds a generic OAuth 2.0 provider.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.AddGenericOAuthProvider
+   */
+  addGenericOAuthProvider: {
+    methodKind: "unary";
+    input: typeof AddGenericOAuthProviderRequestSchema;
+    output: typeof AddGenericOAuthProviderResponseSchema;
+  },
+  /**
+   * Changes a generic OAuth 2.0 provider; the secret only if given.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.UpdateGenericOAuthProvider
+   */
+  updateGenericOAuthProvider: {
+    methodKind: "unary";
+    input: typeof UpdateGenericOAuthProviderRequestSchema;
+    output: typeof UpdateGenericOAuthProviderResponseSchema;
+  },
+  /**
+   * Offers a provider at sign-in.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.AddIDPToLoginPolicy
+   */
+  addIDPToLoginPolicy: {
+    methodKind: "unary";
+    input: typeof AddIDPToLoginPolicyRequestSchema;
+    output: typeof AddIDPToLoginPolicyResponseSchema;
+  },
+  /**
+   * Stops offering a provider at sign-in.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.RemoveIDPFromLoginPolicy
+   */
+  removeIDPFromLoginPolicy: {
+    methodKind: "unary";
+    input: typeof RemoveIDPFromLoginPolicyRequestSchema;
+    output: typeof RemoveIDPFromLoginPolicyResponseSchema;
+  },
+  /**
+   * The providers the login policy offers.
+   *
+   * @generated from rpc zitadel.admin.v1.AdminService.ListLoginPolicyIDPs
+   */
+  listLoginPolicyIDPs: {
+    methodKind: "unary";
+    input: typeof ListLoginPolicyIDPsRequestSchema;
+    output: typeof ListLoginPolicyIDPsResponseSchema;
   },
 }>;
 

@@ -8,7 +8,7 @@
 // reports PACKAGE_SAME_DIRECTORY for zitadel/, which a comment cannot silence (a directory rule).
 // buf:lint:ignore PACKAGE_DIRECTORY_MATCH
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -55,4 +55,106 @@ export declare type ObjectDetails = Message<"zitadel.v1.ObjectDetails"> & {
  * Use `create(ObjectDetailsSchema)` to create a new message.
  */
 export declare const ObjectDetailsSchema: GenMessage<ObjectDetails>;
+
+/**
+ * @generated from message zitadel.v1.ListQuery
+ */
+export declare type ListQuery = Message<"zitadel.v1.ListQuery"> & {
+  /**
+   * @generated from field: uint64 offset = 1;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: bool asc = 3;
+   */
+  asc: boolean;
+};
+
+/**
+ * Describes the message zitadel.v1.ListQuery.
+ * Use `create(ListQuerySchema)` to create a new message.
+ */
+export declare const ListQuerySchema: GenMessage<ListQuery>;
+
+/**
+ * @generated from message zitadel.v1.ListDetails
+ */
+export declare type ListDetails = Message<"zitadel.v1.ListDetails"> & {
+  /**
+   * @generated from field: uint64 total_result = 1;
+   */
+  totalResult: bigint;
+
+  /**
+   * @generated from field: uint64 processed_sequence = 2;
+   */
+  processedSequence: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp view_timestamp = 3;
+   */
+  viewTimestamp?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message zitadel.v1.ListDetails.
+ * Use `create(ListDetailsSchema)` to create a new message.
+ */
+export declare const ListDetailsSchema: GenMessage<ListDetails>;
+
+/**
+ * @generated from enum zitadel.v1.TextQueryMethod
+ */
+export enum TextQueryMethod {
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_EQUALS = 0;
+   */
+  EQUALS = 0,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE = 1;
+   */
+  EQUALS_IGNORE_CASE = 1,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_STARTS_WITH = 2;
+   */
+  STARTS_WITH = 2,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE = 3;
+   */
+  STARTS_WITH_IGNORE_CASE = 3,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_CONTAINS = 4;
+   */
+  CONTAINS = 4,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE = 5;
+   */
+  CONTAINS_IGNORE_CASE = 5,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_ENDS_WITH = 6;
+   */
+  ENDS_WITH = 6,
+
+  /**
+   * @generated from enum value: TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE = 7;
+   */
+  ENDS_WITH_IGNORE_CASE = 7,
+}
+
+/**
+ * Describes the enum zitadel.v1.TextQueryMethod.
+ */
+export declare const TextQueryMethodSchema: GenEnum<TextQueryMethod>;
 

@@ -8,14 +8,14 @@
 // reports PACKAGE_SAME_DIRECTORY for zitadel/, which a comment cannot silence (a directory rule).
 // buf:lint:ignore PACKAGE_DIRECTORY_MATCH
 
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file zitadel/object.proto.
  */
 export const file_zitadel_object = /*@__PURE__*/
-  fileDesc("ChR6aXRhZGVsL29iamVjdC5wcm90bxIKeml0YWRlbC52MSKdAQoNT2JqZWN0RGV0YWlscxIQCghzZXF1ZW5jZRgBIAEoBBIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmVzb3VyY2Vfb3duZXIYBCABKAliBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChR6aXRhZGVsL29iamVjdC5wcm90bxIKeml0YWRlbC52MSKdAQoNT2JqZWN0RGV0YWlscxIQCghzZXF1ZW5jZRgBIAEoBBIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmVzb3VyY2Vfb3duZXIYBCABKAkiNwoJTGlzdFF1ZXJ5Eg4KBm9mZnNldBgBIAEoBBINCgVsaW1pdBgCIAEoDRILCgNhc2MYAyABKAgicwoLTGlzdERldGFpbHMSFAoMdG90YWxfcmVzdWx0GAEgASgEEhoKEnByb2Nlc3NlZF9zZXF1ZW5jZRgCIAEoBBIyCg52aWV3X3RpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqxQIKD1RleHRRdWVyeU1ldGhvZBIcChhURVhUX1FVRVJZX01FVEhPRF9FUVVBTFMQABIoCiRURVhUX1FVRVJZX01FVEhPRF9FUVVBTFNfSUdOT1JFX0NBU0UQARIhCh1URVhUX1FVRVJZX01FVEhPRF9TVEFSVFNfV0lUSBACEi0KKVRFWFRfUVVFUllfTUVUSE9EX1NUQVJUU19XSVRIX0lHTk9SRV9DQVNFEAMSHgoaVEVYVF9RVUVSWV9NRVRIT0RfQ09OVEFJTlMQBBIqCiZURVhUX1FVRVJZX01FVEhPRF9DT05UQUlOU19JR05PUkVfQ0FTRRAFEh8KG1RFWFRfUVVFUllfTUVUSE9EX0VORFNfV0lUSBAGEisKJ1RFWFRfUVVFUllfTUVUSE9EX0VORFNfV0lUSF9JR05PUkVfQ0FTRRAHYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message zitadel.v1.ObjectDetails.
@@ -23,4 +23,30 @@ export const file_zitadel_object = /*@__PURE__*/
  */
 export const ObjectDetailsSchema = /*@__PURE__*/
   messageDesc(file_zitadel_object, 0);
+
+/**
+ * Describes the message zitadel.v1.ListQuery.
+ * Use `create(ListQuerySchema)` to create a new message.
+ */
+export const ListQuerySchema = /*@__PURE__*/
+  messageDesc(file_zitadel_object, 1);
+
+/**
+ * Describes the message zitadel.v1.ListDetails.
+ * Use `create(ListDetailsSchema)` to create a new message.
+ */
+export const ListDetailsSchema = /*@__PURE__*/
+  messageDesc(file_zitadel_object, 2);
+
+/**
+ * Describes the enum zitadel.v1.TextQueryMethod.
+ */
+export const TextQueryMethodSchema = /*@__PURE__*/
+  enumDesc(file_zitadel_object, 0);
+
+/**
+ * @generated from enum zitadel.v1.TextQueryMethod
+ */
+export const TextQueryMethod = /*@__PURE__*/
+  tsEnum(TextQueryMethodSchema);
 

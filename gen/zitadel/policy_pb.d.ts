@@ -14,6 +14,7 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import type { Message } from "@bufbuild/protobuf";
 import type { ObjectDetails } from "./object_pb.js";
 import type { Duration } from "@bufbuild/protobuf/wkt";
+import type { IDPLoginPolicyLink } from "./idp_pb.js";
 
 /**
  * Describes the file zitadel/policy.proto.
@@ -224,6 +225,13 @@ export declare type LoginPolicy = Message<"zitadel.policy.v1.LoginPolicy"> & {
    * @generated from field: repeated zitadel.policy.v1.MultiFactorType multi_factors = 17;
    */
   multiFactors: MultiFactorType[];
+
+  /**
+   * The identity providers the policy offers at sign-in.
+   *
+   * @generated from field: repeated zitadel.idp.v1.IDPLoginPolicyLink idps = 18;
+   */
+  idps: IDPLoginPolicyLink[];
 
   /**
    * @generated from field: bool allow_domain_discovery = 19;

@@ -8,6 +8,7 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import type { Message } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import type { ResourceOwnerType } from "./settings_pb.js";
+import type { Options } from "../../idp/v2/idp_pb.js";
 
 /**
  * Describes the file zitadel/settings/v2/login_settings.proto.
@@ -126,6 +127,37 @@ export declare type LoginSettings = Message<"zitadel.settings.v2.LoginSettings">
 export declare const LoginSettingsSchema: GenMessage<LoginSettings>;
 
 /**
+ * @generated from message zitadel.settings.v2.IdentityProvider
+ */
+export declare type IdentityProvider = Message<"zitadel.settings.v2.IdentityProvider"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: zitadel.settings.v2.IdentityProviderType type = 3;
+   */
+  type: IdentityProviderType;
+
+  /**
+   * @generated from field: zitadel.idp.v2.Options options = 4;
+   */
+  options?: Options | undefined;
+};
+
+/**
+ * Describes the message zitadel.settings.v2.IdentityProvider.
+ * Use `create(IdentityProviderSchema)` to create a new message.
+ */
+export declare const IdentityProviderSchema: GenMessage<IdentityProvider>;
+
+/**
  * @generated from enum zitadel.settings.v2.PasskeysType
  */
 export enum PasskeysType {
@@ -199,4 +231,81 @@ export enum MultiFactorType {
  * Describes the enum zitadel.settings.v2.MultiFactorType.
  */
 export declare const MultiFactorTypeSchema: GenEnum<MultiFactorType>;
+
+/**
+ * Numbered unlike zitadel.idp.v2.IDPType: SAML is 11 and Apple 12 here.
+ *
+ * @generated from enum zitadel.settings.v2.IdentityProviderType
+ */
+export enum IdentityProviderType {
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_OIDC = 1;
+   */
+  OIDC = 1,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_JWT = 2;
+   */
+  JWT = 2,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_LDAP = 3;
+   */
+  LDAP = 3,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_OAUTH = 4;
+   */
+  OAUTH = 4,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_AZURE_AD = 5;
+   */
+  AZURE_AD = 5,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_GITHUB = 6;
+   */
+  GITHUB = 6,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_GITHUB_ES = 7;
+   */
+  GITHUB_ES = 7,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_GITLAB = 8;
+   */
+  GITLAB = 8,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_GITLAB_SELF_HOSTED = 9;
+   */
+  GITLAB_SELF_HOSTED = 9,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_GOOGLE = 10;
+   */
+  GOOGLE = 10,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_SAML = 11;
+   */
+  SAML = 11,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_APPLE = 12;
+   */
+  APPLE = 12,
+}
+
+/**
+ * Describes the enum zitadel.settings.v2.IdentityProviderType.
+ */
+export declare const IdentityProviderTypeSchema: GenEnum<IdentityProviderType>;
 

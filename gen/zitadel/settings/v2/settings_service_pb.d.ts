@@ -9,8 +9,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Details, RequestContext } from "../../object/v2/object_pb.js";
-import type { LoginSettings } from "./login_settings_pb.js";
+import type { Details, ListDetails, RequestContext } from "../../object/v2/object_pb.js";
+import type { IdentityProvider, LoginSettings } from "./login_settings_pb.js";
 import type { PasswordComplexitySettings } from "./password_settings_pb.js";
 import type { BrandingSettings } from "./branding_settings_pb.js";
 import type { LockoutSettings } from "./lockout_settings_pb.js";
@@ -207,6 +207,67 @@ export declare type GetLockoutSettingsResponse = Message<"zitadel.settings.v2.Ge
 export declare const GetLockoutSettingsResponseSchema: GenMessage<GetLockoutSettingsResponse>;
 
 /**
+ * @generated from message zitadel.settings.v2.GetActiveIdentityProvidersRequest
+ */
+export declare type GetActiveIdentityProvidersRequest = Message<"zitadel.settings.v2.GetActiveIdentityProvidersRequest"> & {
+  /**
+   * @generated from field: zitadel.object.v2.RequestContext ctx = 1;
+   */
+  ctx?: RequestContext | undefined;
+
+  /**
+   * Each filter, when given, keeps only the providers whose option has that value.
+   *
+   * @generated from field: optional bool creation_allowed = 2;
+   */
+  creationAllowed?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool linking_allowed = 3;
+   */
+  linkingAllowed?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool auto_creation = 4;
+   */
+  autoCreation?: boolean | undefined;
+
+  /**
+   * True: only providers with auto-linking (username or email); false: only those without.
+   *
+   * @generated from field: optional bool auto_linking = 5;
+   */
+  autoLinking?: boolean | undefined;
+};
+
+/**
+ * Describes the message zitadel.settings.v2.GetActiveIdentityProvidersRequest.
+ * Use `create(GetActiveIdentityProvidersRequestSchema)` to create a new message.
+ */
+export declare const GetActiveIdentityProvidersRequestSchema: GenMessage<GetActiveIdentityProvidersRequest>;
+
+/**
+ * @generated from message zitadel.settings.v2.GetActiveIdentityProvidersResponse
+ */
+export declare type GetActiveIdentityProvidersResponse = Message<"zitadel.settings.v2.GetActiveIdentityProvidersResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.settings.v2.IdentityProvider identity_providers = 2;
+   */
+  identityProviders: IdentityProvider[];
+};
+
+/**
+ * Describes the message zitadel.settings.v2.GetActiveIdentityProvidersResponse.
+ * Use `create(GetActiveIdentityProvidersResponseSchema)` to create a new message.
+ */
+export declare const GetActiveIdentityProvidersResponseSchema: GenMessage<GetActiveIdentityProvidersResponse>;
+
+/**
  * Every read answers the effective settings of the organization in ctx (ctx.instance: of the
  * instance; no ctx: of the caller's organization): its own, else the instance's.
  *
@@ -256,6 +317,16 @@ export declare const SettingsService: GenService<{
     methodKind: "unary";
     input: typeof GetLockoutSettingsRequestSchema;
     output: typeof GetLockoutSettingsResponseSchema;
+  },
+  /**
+   * The identity providers the effective login policy offers, when it allows external sign-in.
+   *
+   * @generated from rpc zitadel.settings.v2.SettingsService.GetActiveIdentityProviders
+   */
+  getActiveIdentityProviders: {
+    methodKind: "unary";
+    input: typeof GetActiveIdentityProvidersRequestSchema;
+    output: typeof GetActiveIdentityProvidersResponseSchema;
   },
 }>;
 
