@@ -26,6 +26,7 @@ const WING_FLOORS: Record<string, number> = {
   users: 4,
   passkeys: 4,
   projects: 5,
+  federation: 5,
 };
 
 /** The names of the store's writing functions, by their verb. */

@@ -101,6 +101,14 @@ export interface Config {
    * disabled.
    */
   webauthnRpId: string | undefined;
+  /**
+   * GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: let requests to external identity providers go to http URLs
+   * and to loopback, private and link-local addresses. Default false, because whoever configures a
+   * provider (an organization's owner) would otherwise reach into the operator's network through
+   * Gatehouse (server-side request forgery; docs/federation.md#how-gatehouse-talks-to-a-provider).
+   * For development and tests with a provider on the same machine.
+   */
+  idpAllowPrivateNetworks: boolean;
 }
 
 /** Lifetimes in seconds (docs/configuration.md#tokens-and-keys), each configurable as GATEHOUSE_<NAME>_SECONDS. */
@@ -206,7 +214,7 @@ export const KNOWN_VARIABLES = [
   'GATEHOUSE_ACCESS_TOKEN_SECONDS', 'GATEHOUSE_ID_TOKEN_SECONDS', 'GATEHOUSE_REFRESH_IDLE_SECONDS', 'GATEHOUSE_REFRESH_ABSOLUTE_SECONDS',
   'GATEHOUSE_KEY_ROTATION_HOURS', 'GATEHOUSE_MAX_BODY_BYTES', 'GATEHOUSE_CHANGE_POLL_MS', 'GATEHOUSE_STATEMENT_TIMEOUT_MS',
   'GATEHOUSE_FAILED_AUTH_RATE_LIMIT', 'GATEHOUSE_REGISTRATIONS_PER_HOUR', 'GATEHOUSE_METRICS_TOKEN', 'GATEHOUSE_TRUSTED_PROXIES',
-  'GATEHOUSE_GRPC_REFLECTION', 'GATEHOUSE_WEBAUTHN_RP_ID',
+  'GATEHOUSE_GRPC_REFLECTION', 'GATEHOUSE_WEBAUTHN_RP_ID', 'GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS',
   // read by the test suite, not the server (docs/testing.md)
   'GATEHOUSE_TEST_VM_MODULES', 'GATEHOUSE_SCREENSHOTS',
 ] as const;
@@ -307,6 +315,7 @@ export function loadConfig(env: Env = process.env, terminal = process.stdout.isT
     trustedProxies: proxies(env),
     grpcReflection: boolean(env, 'GATEHOUSE_GRPC_REFLECTION', true),
     webauthnRpId: webauthnRpId(env, parsed.hostname),
+    idpAllowPrivateNetworks: boolean(env, 'GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS', false),
   };
 }
 

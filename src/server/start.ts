@@ -59,6 +59,7 @@ export async function startServer({ config, log = createProcessLogger(config), p
   const passkeys = passkeyStatus(config);
   if (passkeys.enabled) log.info({ passkeys: true }, passkeys.message);
   else log.warn({ passkeys: false }, passkeys.message);
+  if (config.idpAllowPrivateNetworks) log.warn({ idpAllowPrivateNetworks: true }, 'GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS is on: identity providers may be reached over http and at private addresses (for development and tests only)');
   const mail = startMailWorker(gh, { transport: smtpTransport });
 
   return {
