@@ -2,6 +2,8 @@
  * zitadel.admin.v1.AdminService: the instance's branding (label policy) and login policy, the
  * defaults of every organization without its own (docs/branding-and-login-policy.md). Every call
  * needs IAM_OWNER. Branding changes go to the preview; ActivateLabelPolicy makes them visible.
+ * Also the instance's identity providers and the providers its login policy offers
+ * (docs/federation.md, idp/calls.ts).
  */
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AdminService } from '../../gen/zitadel/admin_pb.js';
@@ -12,6 +14,9 @@ import {
 import type { ChangeDetails } from '../domain/kernel/events.ts';
 import { creatorOf } from '../domain/kernel/principal.ts';
 import type { DB } from '../store/database.ts';
+import { loginPolicyProviders } from '../domain/federation/providers.ts';
+import { providerCalls } from './idp/calls.ts';
+import { toPolicyLink } from './idp/views.ts';
 import { labelInput, loginInput, notChanged, objectDetails, requireIamOwner, toLabelPolicy, toLoginPolicy } from './policy/views.ts';
 
 export function createAdminService(gh: Gatehouse): Partial<ServiceImpl<typeof AdminService>> {
@@ -27,7 +32,11 @@ export function createAdminService(gh: Gatehouse): Partial<ServiceImpl<typeof Ad
   }
   const removeImage = (kind: ImageKind) => (_req: unknown, ctx: HandlerContext) => write(ctx, (trx, writer) => setBrandingImage(trx, writer, instance(), kind, undefined));
 
+  // The instance's identity providers (docs/federation.md).
+  const providers = providerCalls(gh, async (ctx) => ({ owner: instance(), principal: requireIamOwner(ctx) }), false);
+
   return {
+    ...providers,
     async getLabelPolicy(_req, ctx) {
       requireIamOwner(ctx);
       return { policy: toLabelPolicy(gh.config.externalUrl, await effectiveBranding(gh.db, instance()), true) };
@@ -44,7 +53,8 @@ export function createAdminService(gh: Gatehouse): Partial<ServiceImpl<typeof Ad
     removeLabelPolicyIconDark: removeImage('iconDark'),
     async getLoginPolicy(_req, ctx) {
       requireIamOwner(ctx);
-      return { policy: toLoginPolicy(await effectiveLoginPolicy(gh.db, instance()), gh.instanceId, true) };
+      const [policy, idps] = await Promise.all([effectiveLoginPolicy(gh.db, instance()), loginPolicyProviders(gh.db, instance())]);
+      return { policy: toLoginPolicy(policy, gh.instanceId, true, idps.map(toPolicyLink)) };
     },
     updateLoginPolicy: (req, ctx) => write(ctx, (trx, writer) => changeLoginPolicy(trx, writer, instance(), loginInput(req))),
   };

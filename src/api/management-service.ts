@@ -8,6 +8,8 @@
  * - Reads fall back to the instance's policy (`is_default`); writes need the organization's own
  *   (Add first), as in ZITADEL. Branding changes go to the preview; Activate makes them visible.
  * - An Update that changes nothing is FailedPrecondition, as ZITADEL answers it.
+ * - Also the organization's identity providers and the providers its login policy offers
+ *   (docs/federation.md, idp/calls.ts).
  */
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { ManagementService } from '../../gen/zitadel/management_pb.js';
@@ -20,6 +22,9 @@ import type { ChangeDetails } from '../domain/kernel/events.ts';
 import { creatorOf } from '../domain/kernel/principal.ts';
 import type { DB } from '../store/database.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
+import { addProviderToLoginPolicy, clearLoginPolicyProviders, loginPolicyProviders } from '../domain/federation/providers.ts';
+import { providerCalls } from './idp/calls.ts';
+import { toPolicyLink } from './idp/views.ts';
 import { labelInput, loginInput, notChanged, objectDetails, orgOfCall, ownerOf, toLabelPolicy, toLoginPolicy } from './policy/views.ts';
 
 export function createManagementService(gh: Gatehouse): Partial<ServiceImpl<typeof ManagementService>> {
@@ -36,21 +41,39 @@ export function createManagementService(gh: Gatehouse): Partial<ServiceImpl<type
   const removeImage = (kind: ImageKind) => (_req: unknown, ctx: Parameters<typeof orgOfCall>[1]) =>
     write(ctx, (trx, writer, orgId) => setBrandingImage(trx, writer, { instanceId: gh.instanceId, orgId }, kind, undefined));
 
+  // The organization's identity providers, and the instance's in its list (docs/federation.md).
+  const providers = providerCalls(gh, async (ctx) => ({ owner: { instanceId: gh.instanceId, orgId: await orgOfCall(gh, ctx) }, principal: requirePrincipal(ctx) }), true);
+
   return {
+    ...providers,
     async getLoginPolicy(_req, ctx) {
       const orgId = await orgOfCall(gh, ctx);
       const owner = { instanceId: gh.instanceId, orgId };
-      const policy = await effectiveLoginPolicy(gh.db, owner);
-      return { policy: toLoginPolicy(policy, ownerOf(owner, policy.source), policy.source !== 'org'), isDefault: policy.source !== 'org' };
+      const [policy, idps] = await Promise.all([effectiveLoginPolicy(gh.db, owner), loginPolicyProviders(gh.db, owner)]);
+      return { policy: toLoginPolicy(policy, ownerOf(owner, policy.source), policy.source !== 'org', idps.map(toPolicyLink)), isDefault: policy.source !== 'org' };
     },
     async getDefaultLoginPolicy(_req, ctx) {
       await orgOfCall(gh, ctx);
-      const policy = await effectiveLoginPolicy(gh.db, { instanceId: gh.instanceId });
-      return { policy: toLoginPolicy(policy, gh.instanceId, true) };
+      const instance = { instanceId: gh.instanceId };
+      const [policy, idps] = await Promise.all([effectiveLoginPolicy(gh.db, instance), loginPolicyProviders(gh.db, instance)]);
+      return { policy: toLoginPolicy(policy, gh.instanceId, true, idps.map(toPolicyLink)) };
     },
-    addCustomLoginPolicy: (req, ctx) => write(ctx, (trx, writer, orgId) => addOrgLoginPolicy(trx, writer, orgId, loginInput(req))),
+    // `idps`: the providers the new policy offers at once (the organization's own or the instance's).
+    addCustomLoginPolicy: (req, ctx) =>
+      write(ctx, async (trx, writer, orgId) => {
+        let details = await addOrgLoginPolicy(trx, writer, orgId, loginInput(req));
+        for (const [i, idp] of req.idps.entries()) {
+          details = await addProviderToLoginPolicy(trx, writer, { instanceId: gh.instanceId, orgId }, idp.idpId, `idps[${i}].idpId`);
+        }
+        return details;
+      }),
     updateCustomLoginPolicy: (req, ctx) => write(ctx, (trx, writer, orgId) => changeLoginPolicy(trx, writer, { instanceId: gh.instanceId, orgId }, loginInput(req))),
-    resetLoginPolicyToDefault: (_req, ctx) => write(ctx, (trx, writer, orgId) => resetOrgLoginPolicy(trx, writer, orgId)),
+    // The policy's provider list goes with it: the instance's list applies again.
+    resetLoginPolicyToDefault: (_req, ctx) =>
+      write(ctx, async (trx, writer, orgId) => {
+        await clearLoginPolicyProviders(trx, orgId);
+        return resetOrgLoginPolicy(trx, writer, orgId);
+      }),
 
     async getLabelPolicy(_req, ctx) {
       const orgId = await orgOfCall(gh, ctx);

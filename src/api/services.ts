@@ -24,6 +24,7 @@ import { UserService as UserServiceV2 } from '../../gen/zitadel/user/v2/user_ser
 import { ManagementService } from '../../gen/zitadel/management_pb.js';
 import { AdminService } from '../../gen/zitadel/admin_pb.js';
 import { SettingsService } from '../../gen/zitadel/settings/v2/settings_service_pb.js';
+import { IdentityProviderService } from '../../gen/zitadel/idp/v2/idp_service_pb.js';
 import type { Gatehouse } from '../context.ts';
 import { createAuthService } from './auth-service.ts';
 import { createFeatureService, type FeatureServiceDeps } from './feature-service.ts';
@@ -40,6 +41,7 @@ import { createUserV2Service } from './user-v2-service.ts';
 import { createManagementService } from './management-service.ts';
 import { createAdminService } from './admin-service.ts';
 import { createSettingsService } from './settings-service.ts';
+import { createIdentityProviderService } from './idp-service.ts';
 
 /** What the services that do not need the running server are built from. */
 export interface ApiServiceDeps extends FeatureServiceDeps {
@@ -127,6 +129,8 @@ export const API_SERVICES: readonly ApiService[] = [
   fromServer(ManagementService, createManagementService),
   fromServer(AdminService, createAdminService),
   fromServer(SettingsService, createSettingsService),
+  // External identity providers (docs/federation.md); their configuration is in the two above.
+  fromServer(IdentityProviderService, createIdentityProviderService),
   // The gRPC ecosystem's own services, public because load balancers, Kubernetes probes and grpcurl
   // carry no token. They cover every service served, themselves included.
   fromApiDeps(Health, (api, served) => createHealthService(served.map((s) => s.typeName), api.probe, { watchMaxAgeMs: api.watchMaxAgeMs }), {

@@ -9,6 +9,7 @@
  *   (ZITADEL's `policy.read`); the instance's, any of the two roles.
  * - Branding is the active policy (never the preview), with absolute image URLs, ThemeMode in the
  *   v2 numbering (unset reads as AUTO).
+ * - Active identity providers: the effective login policy's list, when it allows external sign-in.
  * - Password complexity and lockout are the instance's fixed rules (docs/decisions.md): the same for
  *   every organization.
  */
@@ -30,6 +31,8 @@ import type { ThemeModeName } from '../store/schema.ts';
 import { findInstance } from '../store/instances.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
 import { requireManager } from './management/access.ts';
+import { activeProviders } from '../domain/federation/providers.ts';
+import { toActiveProvider } from './idp/views.ts';
 import { durations, imageUrls, managedOrg } from './policy/views.ts';
 
 const V2_THEME: Record<ThemeModeName, ThemeMode> = { unspecified: ThemeMode.AUTO, auto: ThemeMode.AUTO, light: ThemeMode.LIGHT, dark: ThemeMode.DARK };
@@ -120,6 +123,23 @@ export function createSettingsService(gh: Gatehouse): Partial<ServiceImpl<typeof
           resourceOwnerType: ownerType(branding.source),
           themeMode: V2_THEME[branding.themeMode],
         },
+      };
+    },
+
+    // The providers offered at sign-in (docs/federation.md): those the effective login policy lists,
+    // when it allows external sign-in; each filter given keeps the providers whose option matches.
+    async getActiveIdentityProviders(req, ctx) {
+      const orgId = await ownerOf(req.ctx, ctx);
+      const providers = (await activeProviders(gh.db, gh.instanceId, orgId)).filter(
+        (p) =>
+          (req.creationAllowed === undefined || p.options.isCreationAllowed === req.creationAllowed) &&
+          (req.linkingAllowed === undefined || p.options.isLinkingAllowed === req.linkingAllowed) &&
+          (req.autoCreation === undefined || p.options.isAutoCreation === req.autoCreation) &&
+          (req.autoLinking === undefined || (p.options.autoLinking !== 'none') === req.autoLinking),
+      );
+      return {
+        details: { totalResult: BigInt(providers.length), timestamp: timestampFromDate(new Date()) },
+        identityProviders: providers.map(toActiveProvider),
       };
     },
 

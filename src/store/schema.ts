@@ -483,6 +483,57 @@ export interface LoginPoliciesTable {
   changed_at: Timestamp;
 }
 
+export type IdpKind = 'oidc' | 'oauth';
+export type IdpState = 'active' | 'inactive';
+export type AutoLinkingName = 'none' | 'username' | 'email';
+
+/** External identity providers (docs/federation.md); `org_id` null for the instance's. */
+export interface IdentityProvidersTable {
+  id: string;
+  instance_id: string;
+  org_id: string | null;
+  kind: IdpKind;
+  name: string;
+  state: Generated<IdpState>;
+  client_id: string;
+  /** Sealed with the master key. */
+  client_secret: string;
+  issuer: string | null;
+  authorization_endpoint: string | null;
+  token_endpoint: string | null;
+  user_endpoint: string | null;
+  scopes: TextArray;
+  id_attribute: string | null;
+  id_token_mapping: boolean;
+  use_pkce: boolean;
+  is_linking_allowed: boolean;
+  is_creation_allowed: boolean;
+  is_auto_creation: boolean;
+  is_auto_update: boolean;
+  auto_linking: AutoLinkingName;
+  created_at: Timestamp;
+  changed_at: Timestamp;
+}
+
+/** The providers a login policy offers, by the policy's owner (the instance's or an organization's id). */
+export interface LoginPolicyIdpsTable {
+  owner_id: string;
+  instance_id: string;
+  org_id: string | null;
+  idp_id: string;
+  created_at: Timestamp;
+}
+
+/** A user's account at an external provider. */
+export interface IdpLinksTable {
+  instance_id: string;
+  idp_id: string;
+  user_id: string;
+  external_user_id: string;
+  external_user_name: Generated<string>;
+  created_at: Timestamp;
+}
+
 /** Uploaded images, served publicly at /assets/v1/{owner_id}/{key}. */
 export interface AssetsTable {
   owner_id: string;
@@ -529,6 +580,9 @@ export interface Database {
   label_policies: LabelPoliciesTable;
   login_policies: LoginPoliciesTable;
   assets: AssetsTable;
+  identity_providers: IdentityProvidersTable;
+  login_policy_idps: LoginPolicyIdpsTable;
+  idp_links: IdpLinksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

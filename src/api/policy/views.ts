@@ -9,6 +9,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate, type Duration } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext } from '@connectrpc/connect';
+import type { IDPLoginPolicyLinkSchema } from '../../../gen/zitadel/idp_pb.js';
 import type { ObjectDetailsSchema } from '../../../gen/zitadel/object_pb.js';
 import { MultiFactorType, PasswordlessType, SecondFactorType, ThemeMode, type LabelPolicySchema, type LoginPolicySchema } from '../../../gen/zitadel/policy_pb.js';
 import type { Gatehouse } from '../../context.ts';
@@ -196,7 +197,12 @@ export function durations(policy: LoginPolicy): Record<DurationField, { seconds:
   return Object.fromEntries(DURATION_FIELDS.map((field) => [field, duration(policy[field])])) as Record<DurationField, { seconds: bigint; nanos: number }>;
 }
 
-export function toLoginPolicy(policy: EffectiveLoginPolicy, ownerId: string, isDefault: boolean): MessageInitShape<typeof LoginPolicySchema> {
+export function toLoginPolicy(
+  policy: EffectiveLoginPolicy,
+  ownerId: string,
+  isDefault: boolean,
+  idps: MessageInitShape<typeof IDPLoginPolicyLinkSchema>[] = [],
+): MessageInitShape<typeof LoginPolicySchema> {
   return {
     details: readDetails(ownerId, policy.createdAt, policy.changedAt),
     allowUsernamePassword: policy.allowUsernamePassword,
@@ -212,6 +218,7 @@ export function toLoginPolicy(policy: EffectiveLoginPolicy, ownerId: string, isD
     ...durations(policy),
     secondFactors: policy.secondFactors.map((f) => V1_SECOND[f]),
     multiFactors: policy.multiFactors.map((f) => V1_MULTI[f]),
+    idps,
     allowDomainDiscovery: policy.allowDomainDiscovery,
     disableLoginWithEmail: policy.disableLoginWithEmail,
     disableLoginWithPhone: policy.disableLoginWithPhone,

@@ -25,6 +25,16 @@ export interface InstanceEvents {
   'instance.policy.label.changed': Changed;
   'instance.policy.label.activated': Empty;
   'instance.policy.login.changed': Changed;
+  /** An identity provider was added (docs/federation.md); never its secret. */
+  'instance.idp.added': { idpId: string; kind: string; name: string };
+  /** A provider changed: the fields (`clientSecret` when the secret was replaced, never its value). */
+  'instance.idp.changed': Changed & { idpId: string };
+  /** A provider was removed, from every login policy too. */
+  'instance.idp.removed': { idpId: string };
+  /** The login policy offers a provider. */
+  'instance.policy.login.idp.added': { idpId: string };
+  /** The login policy no longer offers a provider. */
+  'instance.policy.login.idp.removed': { idpId: string };
   'signing_key.added': { alg: string; signFrom: string };
 }
 
@@ -40,6 +50,16 @@ export interface OrgEvents {
   'org.policy.login.added': Empty;
   'org.policy.login.changed': Changed;
   'org.policy.login.removed': Empty;
+  /** An identity provider was added (docs/federation.md); never its secret. */
+  'org.idp.added': { idpId: string; kind: string; name: string };
+  /** A provider changed: the fields (`clientSecret` when the secret was replaced, never its value). */
+  'org.idp.changed': Changed & { idpId: string };
+  /** A provider was removed, from every login policy too. */
+  'org.idp.removed': { idpId: string };
+  /** The login policy offers a provider. */
+  'org.policy.login.idp.added': { idpId: string };
+  /** The login policy no longer offers a provider. */
+  'org.policy.login.idp.removed': { idpId: string };
 }
 
 // ---- users ----
@@ -146,6 +166,11 @@ export const EVENT_AGGREGATES = {
   'instance.policy.label.changed': 'instance',
   'instance.policy.label.activated': 'instance',
   'instance.policy.login.changed': 'instance',
+  'instance.idp.added': 'instance',
+  'instance.idp.changed': 'instance',
+  'instance.idp.removed': 'instance',
+  'instance.policy.login.idp.added': 'instance',
+  'instance.policy.login.idp.removed': 'instance',
   'signing_key.added': 'signing_key',
   'org.added': 'org',
   'org.changed': 'org',
@@ -156,6 +181,11 @@ export const EVENT_AGGREGATES = {
   'org.policy.login.added': 'org',
   'org.policy.login.changed': 'org',
   'org.policy.login.removed': 'org',
+  'org.idp.added': 'org',
+  'org.idp.changed': 'org',
+  'org.idp.removed': 'org',
+  'org.policy.login.idp.added': 'org',
+  'org.policy.login.idp.removed': 'org',
   'user.human.added': 'user',
   'user.machine.added': 'user',
   'user.human.changed': 'user',

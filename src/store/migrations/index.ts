@@ -21,6 +21,7 @@ import * as userLists from './2026_11_26_0018_user_lists.ts';
 import * as authorizationLists from './2026_11_26_0019_authorization_lists.ts';
 import * as personalAccessTokens from './2026_11_26_0020_personal_access_tokens.ts';
 import * as policies from './2026_11_26_0021_policies.ts';
+import * as identityProviders from './2026_11_26_0022_identity_providers.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0019_authorization_lists': authorizationLists,
   '2026_11_26_0020_personal_access_tokens': personalAccessTokens,
   '2026_11_26_0021_policies': policies,
+  '2026_11_26_0022_identity_providers': identityProviders,
 };
