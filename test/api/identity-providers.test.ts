@@ -15,6 +15,7 @@ import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { TextQueryMethod } from '@zitadel/proto/zitadel/object_pb.js';
 import { IdentityProviderType } from '@zitadel/proto/zitadel/settings/v2/login_settings_pb.js';
 import { SettingsService } from '@zitadel/proto/zitadel/settings/v2/settings_service_pb.js';
+import { ownProvider, upstreamConfigOf } from '../../src/domain/federation/providers.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiTokens, failure, managementDocument, MGMT, transports, type Caller } from '../support/management.ts';
 
@@ -65,6 +66,12 @@ describe.each(transports(() => server))('over %s', (name, transport: () => Trans
     const sealed = await storedSecret(added.id);
     expect(sealed).not.toContain(secret);
     expect(server.running.gh.masterKey.decrypt(sealed)).toBe(secret);
+    // What signing in at the provider gets: the secret unsealed, the rest as configured.
+    const upstream = upstreamConfigOf(await ownProvider(server.running.gh.db, { instanceId: server.running.gh.instanceId }, added.id), server.running.gh.masterKey);
+    expect(upstream).toEqual({
+      kind: 'oidc', id: added.id, name: `Acme SSO ${name}`, issuer: 'https://sso.acme.test', clientId: 'acme-client', clientSecret: secret,
+      scopes: ['openid', 'profile', 'email'], idTokenMapping: true, usePkce: true,
+    });
 
     const listed = await admin().listProviders({ queries: [{ query: { case: 'idpNameQuery', value: { name: `acme sso ${name}`, method: TextQueryMethod.EQUALS_IGNORE_CASE } } }] }, as('iamAdmin'));
     expect(listed.result.map((p) => p.id)).toEqual([added.id]);

@@ -32,6 +32,7 @@ import { newId } from '../kernel/ids.ts';
 import { Refusal } from '../kernel/refusals.ts';
 import { effectiveLoginPolicy } from '../instance/policies.ts';
 import { outboundUrlProblem } from './outbound.ts';
+import type { UpstreamConfig } from './upstream.ts';
 
 /** Whose providers: the instance's (no `orgId`) or an organization's. */
 export interface IdpOwner {
@@ -328,6 +329,20 @@ export async function activeProviders(db: DB, instanceId: string, orgId: string 
   if (!policy.allowExternalIdp) return [];
   const ownerId = policy.source === 'org' && orgId !== undefined ? orgId : instanceId;
   return (await listPolicyProviders(db, instanceId, ownerId)).filter((row) => row.state === 'active').map(providerOf);
+}
+
+/** What signing in at the provider needs (upstream.ts), the secret unsealed: never for an answer. */
+export function upstreamConfigOf(provider: Provider, masterKey: Pick<MasterKey, 'decrypt'>): UpstreamConfig {
+  const common = { id: provider.id, name: provider.name, clientId: provider.clientId, clientSecret: masterKey.decrypt(provider.sealedSecret), scopes: provider.scopes, usePkce: provider.usePkce };
+  if (provider.kind === 'oidc') return { ...common, kind: 'oidc', issuer: provider.issuer, idTokenMapping: provider.isIdTokenMapping };
+  return {
+    ...common,
+    kind: 'oauth',
+    authorizationEndpoint: provider.authorizationEndpoint,
+    tokenEndpoint: provider.tokenEndpoint,
+    userEndpoint: provider.userEndpoint,
+    idAttribute: provider.idAttribute,
+  };
 }
 
 /** The details of the last change, for a call that changes nothing (ZITADEL answers those with the current details). */
