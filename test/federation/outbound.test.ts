@@ -5,6 +5,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config/index.ts';
+import { createLogger } from '../../src/server/request-context.ts';
+import { fixture } from '../support/fixtures.ts';
+import { startTestServer } from '../support/gatehouse.ts';
 import { addressProblem, outboundFetch, outboundUrlProblem, UpstreamUnavailable } from '../../src/domain/federation/outbound.ts';
 
 describe('which addresses a provider may live at', () => {
@@ -161,5 +166,34 @@ describe('fetching from a provider', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     await expect(outboundFetch(`http://127.0.0.1:${port}/`, {}, allowed)).rejects.toThrow(`127.0.0.1:${port} could not be reached (ECONNREFUSED)`);
+  });
+});
+
+describe('the switch GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS', () => {
+  const base = { GATEHOUSE_EXTERNAL_URL: 'https://login.example.test' };
+
+  it('is off unless set, and takes only true or false', () => {
+    expect(loadConfig(base, false).idpAllowPrivateNetworks).toBe(false);
+    expect(loadConfig({ ...base, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'true' }, false).idpAllowPrivateNetworks).toBe(true);
+    expect(loadConfig({ ...base, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'false' }, false).idpAllowPrivateNetworks).toBe(false);
+    expect(() => loadConfig({ ...base, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'yes' }, false)).toThrow('GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS must be true or false, got "yes"');
+  });
+
+  it('is named in the start-up log when it is on', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const server = await startTestServer(fixture().document, { GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'true' }, { log: createLogger('info', sink) });
+    try {
+      expect(lines.filter((line) => line['idpAllowPrivateNetworks'] === true)).toEqual([
+        expect.objectContaining({ level: 40, msg: expect.stringMatching(/^GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS is on: identity providers may be reached over http and at private addresses/) }),
+      ]);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -111,7 +111,7 @@ function refusal(error: unknown, fallback: string): UpstreamRefused {
     return new UpstreamRefused('the provider could not be reached', error.reason, { cause: error });
   }
   if (error instanceof oauth.ResponseBodyError || error instanceof oauth.AuthorizationResponseError) {
-    return new UpstreamRefused(`the provider answered ${safeCode(error.error)}`, `${error.error}: ${error.error_description ?? ''}`, { cause: error });
+    return new UpstreamRefused(`the provider answered ${safeCode(error.error)}`, `${error.error}: ${(error.error_description ?? '').slice(0, 300)}`, { cause: error });
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     return new UpstreamRefused(`the provider answered ${safeCode(error.cause[0]?.parameters.error ?? error.cause[0]?.scheme)}`, error.message, { cause: error });
