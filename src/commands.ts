@@ -117,9 +117,10 @@ async function start(config: Config, args: string[]): Promise<void> {
   running = await startServer({
     config,
     log,
-    prepare: async (db) => {
+    prepare: async (db, masterKey) => {
       if (bootstrapFile) {
-        const { created, updated, unchanged } = await applyBootstrapFile(db, bootstrapFile, { serviceName: config.serviceName });
+        const options = { serviceName: config.serviceName, masterKey, idpAllowPrivateNetworks: config.idpAllowPrivateNetworks };
+        const { created, updated, unchanged } = await applyBootstrapFile(db, bootstrapFile, options);
         log.info({ file: bootstrapFile, created, updated, unchanged }, `bootstrap: applied ${bootstrapFile} (${created} created, ${updated} updated, ${unchanged} unchanged)`);
         return;
       }
@@ -150,7 +151,14 @@ async function run(argv: string[]): Promise<void> {
       if (!file || extra.length > 0) throw new UsageError('usage: gatehouse bootstrap FILE');
       const [{ applyBootstrap }, { readBootstrapFile }] = await Promise.all([import('./bootstrap/apply.ts'), import('./bootstrap/schema.ts')]);
       const bootstrap = await readBootstrapFile(file); // a file with mistakes is refused before the database is opened
-      const summary = await withDatabase(config, (db) => applyBootstrap(db, bootstrap, { serviceName: config.serviceName }));
+      // Identity providers' secrets are sealed with the master key: a file with providers opens it.
+      const { document } = bootstrap;
+      const sealing = document.identityProviders.length > 0 || document.orgs.some((org) => org.identityProviders.length > 0);
+      const log = sealing ? (await import('./server/request-context.ts')).createProcessLogger(config) : undefined;
+      const summary = log
+        ? await withMasterKey(config, log, (db, masterKey) =>
+          applyBootstrap(db, bootstrap, { serviceName: config.serviceName, masterKey, idpAllowPrivateNetworks: config.idpAllowPrivateNetworks }))
+        : await withDatabase(config, (db) => applyBootstrap(db, bootstrap, { serviceName: config.serviceName }));
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return;
     }

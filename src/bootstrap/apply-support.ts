@@ -3,13 +3,14 @@
  * writes (`bootstrap`), matching by id or natural key, a wing's refusal as a conflict at a path of
  * the document, and secrets that are only re-hashed when they changed.
  */
+import type { IdpContext } from '../domain/federation/providers.ts';
 import { hashSecret, verifySecret } from '../domain/kernel/crypto.ts';
 import { Refusal } from '../domain/kernel/refusals.ts';
 import type { DB } from '../store/database.ts';
 import { BootstrapError } from './errors.ts';
 
 
-export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'pat' | 'project' | 'app' | 'authorization';
+export type ObjectKind = 'instance' | 'org' | 'user' | 'machine' | 'pat' | 'project' | 'app' | 'authorization' | 'idp';
 export type Action = 'created' | 'updated' | 'unchanged';
 
 export interface ObjectResult {
@@ -29,6 +30,8 @@ export interface ApplyContext {
   files: PendingFile[];
   /** The API audience scope the server reads (`GATEHOUSE_SERVICE_NAME`), for personal access tokens. */
   apiScope: string;
+  /** Sealing and checking identity providers; absent without a master key (a file with providers is refused then). */
+  idp?: IdpContext | undefined;
 }
 
 export interface PendingFile {

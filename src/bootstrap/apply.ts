@@ -10,11 +10,13 @@ import { declareFeatures } from '../domain/instance/features.ts';
 import { addInstance, changeInstance, holdSetupLock } from '../domain/instance/instance-admin.ts';
 import { addOrg, changeOrg, OrgDomainTaken } from '../domain/instance/org-admin.ts';
 import { newId } from '../domain/kernel/ids.ts';
+import type { MasterKey } from '../domain/kernel/crypto.ts';
 import type { DB } from '../store/database.ts';
 import { findFirstInstance } from '../store/instances.ts';
 import { findOrg, findOrgByName } from '../store/orgs.ts';
 import { findLoginPolicy } from '../store/policies.ts';
 import { applyInstancePolicies, applyOrgPolicies, defaultRegistration } from './apply-policies.ts';
+import { applyPolicyProviders, applyProviders } from './apply-idps.ts';
 import { applyAuthorizations } from './apply-authorizations.ts';
 import { applyProject } from './apply-projects.ts';
 import { BOOTSTRAP, match, record, refusedAt, writer, type ApplyContext, type ObjectKind, type ObjectResult, type PendingFile } from './apply-support.ts';
@@ -51,6 +53,15 @@ async function registrationOf(ctx: ApplyContext, spec: OrgSpec, orgId: string | 
   return own?.allow_register ?? null;
 }
 
+/** The organization's providers, its policies, then its policy's list of providers; true when anything changed. */
+async function applyOrgProviders(ctx: ApplyContext, orgId: string, spec: OrgSpec, allowRegister: boolean): Promise<boolean> {
+  const owner = { instanceId: ctx.instanceId, orgId };
+  const providers = await applyProviders(ctx, owner, spec.identityProviders);
+  const policies = await applyOrgPolicies(ctx, orgId, spec, allowRegister);
+  const list = await applyPolicyProviders(ctx, owner, spec.loginPolicy);
+  return providers || policies || list;
+}
+
 async function applyOrg(ctx: ApplyContext, spec: OrgSpec, index: number, preferredId: string | undefined, defaultOrgId: string | undefined): Promise<string> {
   const row = await match(
     ctx,
@@ -71,11 +82,11 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, index: number, preferr
   const values = { name: spec.name, domain: spec.domain, allowRegister };
   if (!row) {
     await refusedAt(ctx, spec.path, () => addOrg(ctx.trx, writer(ctx), { id: orgId, ...values }), domainConflict);
-    await applyOrgPolicies(ctx, orgId, spec, allowRegister ?? false);
+    await applyOrgProviders(ctx, orgId, spec, allowRegister ?? false);
     record(ctx, 'org', spec.path, orgId, 'created');
   } else {
     const changed = await refusedAt(ctx, spec.path, () => changeOrg(ctx.trx, writer(ctx), row, values), domainConflict);
-    const policiesChanged = await applyOrgPolicies(ctx, orgId, spec, allowRegister ?? false);
+    const policiesChanged = await applyOrgProviders(ctx, orgId, spec, allowRegister ?? false);
     record(ctx, 'org', spec.path, orgId, changed || policiesChanged ? 'updated' : 'unchanged');
   }
   const granted: Array<[string, AuthorizationSpec[]]> = [];
@@ -95,6 +106,10 @@ async function applyOrg(ctx: ApplyContext, spec: OrgSpec, index: number, preferr
 export interface ApplyOptions {
   /** GATEHOUSE_SERVICE_NAME (config/index.ts), for the personal access tokens' API scope. */
   serviceName?: string;
+  /** The master key, which seals identity providers' client secrets; a file with providers needs it. */
+  masterKey?: MasterKey | undefined;
+  /** GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: which provider URLs are accepted (docs/federation.md). */
+  idpAllowPrivateNetworks?: boolean;
 }
 
 export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile, options: ApplyOptions = {}, files: PendingFile[] = []): Promise<BootstrapSummary> {
@@ -102,7 +117,8 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile, opti
   const existing = await findFirstInstance(trx);
   const firstOrg = document.orgs[0];
   const apiScope = apiAudienceScope(options.serviceName ?? DEFAULT_SERVICE_NAME);
-  const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [], files, apiScope };
+  const idp = options.masterKey === undefined ? undefined : { masterKey: options.masterKey, allowPrivateNetworks: options.idpAllowPrivateNetworks ?? false };
+  const ctx: ApplyContext = { trx, file: bootstrap.file, instanceId: existing?.id ?? newId(), results: [], files, apiScope, idp };
   // A new instance's default org is the file's first org, whose id is chosen up front.
   const firstOrgId = existing ? undefined : firstOrg ? (firstOrg.id ?? newId()) : undefined;
   if (!existing) {
@@ -112,7 +128,12 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile, opti
   }
   const featuresChanged = await declareFeatures(trx, ctx.instanceId, document.features, BOOTSTRAP);
   // Before the organizations: theirs start from the instance's.
-  const policiesChanged = await applyInstancePolicies(ctx, document);
+  const instanceOwner = { instanceId: ctx.instanceId };
+  // The instance's providers before the policies that name them, and before the organizations' policies.
+  const providersChanged = await applyProviders(ctx, instanceOwner, document.identityProviders);
+  const instancePoliciesChanged = await applyInstancePolicies(ctx, document);
+  const instanceListChanged = await applyPolicyProviders(ctx, instanceOwner, document.loginPolicy);
+  const policiesChanged = instancePoliciesChanged || instanceListChanged || providersChanged;
   const orgIds: string[] = [];
   // The default organization: the existing one, else (new, or an instance without one) the file's first.
   const defaultOrgId = existing?.default_org_id ?? undefined;
@@ -129,7 +150,7 @@ export async function applyInTransaction(trx: DB, bootstrap: BootstrapFile, opti
 
 function summarize(ctx: ApplyContext): BootstrapSummary {
   const zero = (): Counts => ({ created: 0, updated: 0, unchanged: 0 });
-  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'pat', 'project', 'app', 'authorization'];
+  const kinds: ObjectKind[] = ['instance', 'org', 'user', 'machine', 'pat', 'project', 'app', 'authorization', 'idp'];
   const byKind = Object.fromEntries(kinds.map((kind) => [kind, zero()])) as Record<ObjectKind, Counts>;
   const total = zero();
   for (const result of ctx.results) {

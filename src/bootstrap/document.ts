@@ -3,6 +3,7 @@
  * them: every spec carries its path in the document so later errors can name it.
  */
 import type { FeatureName } from '../domain/instance/features.ts';
+import type { ProviderInput } from '../domain/federation/providers.ts';
 import type { ColourField, ImageFile, ImageKind, LoginPolicy } from '../domain/instance/policies.ts';
 import type { ThemeModeName } from '../store/schema.ts';
 import { APP_GRANT_TYPES, type AppGrantType } from '../oidc/grant-types.ts';
@@ -154,6 +155,17 @@ export interface BrandingSpec {
 export interface LoginPolicySpec {
   path: string;
   values: Partial<LoginPolicy>;
+  /** The providers it offers, by name or id (docs/federation.md); left out, the list is not managed. */
+  idps: string[] | undefined;
+}
+
+/**
+ * An external identity provider (docs/bootstrap.md#identity-providers), matched by name among its
+ * owner's: the fields of the Add requests; `clientSecret` is required when it is created.
+ */
+export interface IdentityProviderSpec {
+  path: string;
+  input: ProviderInput;
 }
 
 export interface OrgSpec {
@@ -171,6 +183,8 @@ export interface OrgSpec {
   /** The organization's own branding and login policy; left out, the file does not manage them. */
   branding: BrandingSpec | undefined;
   loginPolicy: LoginPolicySpec | undefined;
+  /** The organization's own identity providers. */
+  identityProviders: IdentityProviderSpec[];
   users: HumanSpec[];
   machines: MachineSpec[];
   projects: ProjectSpec[];
@@ -182,6 +196,8 @@ export interface BootstrapDocument {
   /** The instance's branding and login policy, the defaults of every organization. */
   branding: BrandingSpec | undefined;
   loginPolicy: LoginPolicySpec | undefined;
+  /** The instance's identity providers, which every organization may offer. */
+  identityProviders: IdentityProviderSpec[];
   orgs: OrgSpec[];
 }
 

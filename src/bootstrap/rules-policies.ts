@@ -27,7 +27,7 @@ const LOGIN_BOOLEANS = [
   'allowUsernamePassword', 'allowRegister', 'allowExternalIdp', 'forceMfa', 'hidePasswordReset', 'ignoreUnknownUsernames', 'allowDomainDiscovery',
   'disableLoginWithEmail', 'disableLoginWithPhone', 'forceMfaLocalOnly',
 ] as const;
-const LOGIN_KEYS = [...LOGIN_BOOLEANS, 'passwordlessType', 'defaultRedirectUri', ...DURATION_FIELDS, 'secondFactors', 'multiFactors'];
+const LOGIN_KEYS = [...LOGIN_BOOLEANS, 'passwordlessType', 'defaultRedirectUri', ...DURATION_FIELDS, 'secondFactors', 'multiFactors', 'idps'];
 
 /** The image a path names, relative to the bootstrap file; undefined (reported) when it is not one. */
 function readImage(issues: Issues, at: string, file: string): ImageFile | undefined {
@@ -116,7 +116,13 @@ export function readLoginPolicy(issues: Issues, at: string, value: unknown): Log
   const multi = upper('MULTI_FACTOR_TYPE_', MULTI_FACTORS);
   const multiFactors = fields.stringList('multiFactors', (item, where) => (typeof item === 'string' && multi.includes(item) ? item : bad(issues, where, item, multi)));
   if (multiFactors !== undefined) values.multiFactors = multiFactors.map((name) => MULTI_FACTORS[multi.indexOf(name)]!);
-  return { path: at, values };
+  // The providers it offers (docs/federation.md), by name or id; resolved when the file is applied.
+  const idps = fields.stringList('idps', (item, where) => {
+    if (typeof item === 'string' && item.trim() !== '') return item.trim();
+    issues.add(where, 'must be the name or id of an identity provider');
+    return undefined;
+  });
+  return { path: at, values, idps };
 }
 
 function bad(issues: Issues, where: string, item: unknown, allowed: readonly string[]): undefined {

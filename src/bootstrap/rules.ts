@@ -13,6 +13,7 @@ import { LATEST_PAT_EXPIRY } from '../domain/tokens/personal-access-tokens.ts';
 import { GENDERS, ROLES, USER_STATES, type AuthorizationSpec, type BootstrapDocument, type HumanSpec, type MachineSpec, type OrgSpec, type PatSpec, type Role } from './document.ts';
 import { Fields, readEnum, type Issues, type StringRule } from './validator.ts';
 import { ACCESS_TOKEN_TYPES } from '../oidc/vocabulary.ts';
+import { checkProviderNames, readIdentityProvider } from './rules-idps.ts';
 
 const pattern = (regex: RegExp, problem: string): StringRule => ({ check: (value) => (regex.test(value) ? undefined : problem) });
 
@@ -132,7 +133,7 @@ function readPat(issues: Issues, path: string, value: unknown): PatSpec | undefi
 }
 
 function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefined {
-  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'allowRegister', 'branding', 'loginPolicy', 'users', 'machines', 'projects']);
+  const fields = Fields.of(issues, path, value, ['id', 'name', 'domain', 'allowRegister', 'branding', 'loginPolicy', 'identityProviders', 'users', 'machines', 'projects']);
   if (!fields) return undefined;
   const id = fields.string('id', ID_RULE);
   const name = fields.requiredString('name', NAME_RULE);
@@ -140,11 +141,13 @@ function readOrg(issues: Issues, path: string, value: unknown): OrgSpec | undefi
   const branding = fields.has('branding') ? readBranding(issues, fields.at('branding'), fields.raw('branding')) : undefined;
   const loginPolicy = fields.has('loginPolicy') ? readLoginPolicy(issues, fields.at('loginPolicy'), fields.raw('loginPolicy')) : undefined;
   const allowRegister = registrationSwitch(issues, path, fields.boolean('allowRegister'), loginPolicy);
+  const identityProviders = fields.list('identityProviders', (item, at) => readIdentityProvider(issues, at, item)) ?? [];
+  checkProviderNames(issues, identityProviders);
   const users = fields.list('users', (item, at) => readHuman(issues, at, item)) ?? [];
   const machines = fields.list('machines', (item, at) => readMachine(issues, at, item)) ?? [];
   const projects = fields.list('projects', (item, at) => readProject(issues, at, item)) ?? [];
   if (name === undefined || domain === undefined) return undefined;
-  return { path, id, name, domain, allowRegister, branding, loginPolicy, users, machines, projects };
+  return { path, id, name, domain, allowRegister, branding, loginPolicy, identityProviders, users, machines, projects };
 }
 
 /** Names, domains, client ids and ids must be unique where the database (or OAuth) needs them to be. */
@@ -197,7 +200,7 @@ function checkUnique(issues: Issues, orgs: OrgSpec[]): void {
 }
 
 export function readDocument(issues: Issues, value: unknown): BootstrapDocument | undefined {
-  const fields = Fields.of(issues, '', value, ['features', 'security', 'branding', 'loginPolicy', 'orgs']);
+  const fields = Fields.of(issues, '', value, ['features', 'security', 'branding', 'loginPolicy', 'identityProviders', 'orgs']);
   if (!fields) return undefined;
   const features: Partial<Record<FeatureName, boolean>> = {};
   if (fields.has('features')) {
@@ -211,7 +214,9 @@ export function readDocument(issues: Issues, value: unknown): BootstrapDocument 
   const enableImpersonation = security?.boolean('enableImpersonation');
   const branding = fields.has('branding') ? readBranding(issues, 'branding', fields.raw('branding')) : undefined;
   const loginPolicy = fields.has('loginPolicy') ? readLoginPolicy(issues, 'loginPolicy', fields.raw('loginPolicy')) : undefined;
+  const identityProviders = fields.list('identityProviders', (item, path) => readIdentityProvider(issues, path, item)) ?? [];
+  checkProviderNames(issues, identityProviders);
   const orgs = fields.list('orgs', (item, path) => readOrg(issues, path, item)) ?? [];
   checkUnique(issues, orgs);
-  return { features, security: { enableImpersonation }, branding, loginPolicy, orgs };
+  return { features, security: { enableImpersonation }, branding, loginPolicy, identityProviders, orgs };
 }

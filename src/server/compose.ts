@@ -20,14 +20,18 @@ import { discoveryDocument } from '../oauth/discovery.ts';
 import { findFirstInstanceId } from '../store/instances.ts';
 import { migrate, openDatabase, type DB } from '../store/database.ts';
 import { createCors, type Cors } from './cors.ts';
+import type { MasterKey } from '../domain/kernel/crypto.ts';
 import { openMasterKey } from './master-key.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 
 export interface ComposeOptions {
   config: Config;
   log: Logger;
-  /** Runs after migrations, before anything is built: first-run defaults or a bootstrap file. */
-  prepare?: ((db: DB) => Promise<void>) | undefined;
+  /**
+   * Runs after migrations, before anything is built: first-run defaults or a bootstrap file. Gets
+   * the master key, which seals what a bootstrap file declares (identity providers' secrets).
+   */
+  prepare?: ((db: DB, masterKey: MasterKey) => Promise<void>) | undefined;
 }
 
 export interface Composition {
@@ -86,7 +90,7 @@ async function build(db: DB, { config, log, prepare }: ComposeOptions): Promise<
   else log.info({ migrations: results.length, newest: results.at(-1)!.migrationName }, `migrations: applied ${results.length}, the newest ${results.at(-1)!.migrationName}`);
   await opened.bind();
   const masterKey = opened.key;
-  await prepare?.(db);
+  await prepare?.(db, masterKey);
   const instanceId = await findFirstInstanceId(db); // the instance this database serves (the first created)
   if (!instanceId) throw new Error('the database has no instance: run `gatehouse bootstrap FILE` or start without a bootstrap file');
 

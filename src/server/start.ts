@@ -11,6 +11,7 @@ import { passkeyStatus } from '../domain/passkeys/passkey-party.ts';
 import { createSmtpTransport } from '../mail/smtp.ts';
 import { startMailWorker, type MailWorker } from '../mail/worker.ts';
 import type { DB } from '../store/database.ts';
+import type { MasterKey } from '../domain/kernel/crypto.ts';
 import { compose } from './compose.ts';
 import { createDispatch } from './dispatch.ts';
 import { startJobs } from './jobs.ts';
@@ -30,8 +31,8 @@ export interface Running {
 export interface StartOptions {
   config: Config;
   log?: Logger;
-  /** Runs after migrations, before serving: first-run defaults or a bootstrap file. */
-  prepare?: (db: DB) => Promise<void>;
+  /** Runs after migrations, before serving: first-run defaults or a bootstrap file (with the master key). */
+  prepare?: (db: DB, masterKey: MasterKey) => Promise<void>;
 }
 
 export async function startServer({ config, log = createProcessLogger(config), prepare }: StartOptions): Promise<Running> {

@@ -65,8 +65,8 @@ export async function startTestServer(bootstrap: unknown, env: Record<string, st
   const running = await startServer({
     config,
     log: options.log ?? createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent'),
-    prepare: async (db) => {
-      await applyBootstrapFile(db, file, { serviceName: config.serviceName });
+    prepare: async (db, masterKey) => {
+      await applyBootstrapFile(db, file, { serviceName: config.serviceName, masterKey, idpAllowPrivateNetworks: config.idpAllowPrivateNetworks });
       // The first signing key, from the run's pool instead of made at start (keys.test.ts covers that).
       // Its time is the server's own: a Date of this file's context is not a Date to PGlite.
       if (config.signingAlg === 'RS256' && config.masterKey && (await listSigningKeys(db)).length === 0) {

@@ -376,6 +376,18 @@ export async function addProvider(trx: DB, writer: IdpWriter, owner: IdpOwner, i
  * only when given. A change that changes nothing appends no event and answers the current details.
  */
 export async function changeProvider(trx: DB, writer: IdpWriter, owner: IdpOwner, id: string, input: ProviderInput, ctx: IdpContext, fieldPrefix = ''): Promise<ChangeDetails> {
+  return (await change(trx, writer, owner, id, input, ctx, fieldPrefix)).details;
+}
+
+async function change(
+  trx: DB,
+  writer: IdpWriter,
+  owner: IdpOwner,
+  id: string,
+  input: ProviderInput,
+  ctx: IdpContext,
+  fieldPrefix: string,
+): Promise<{ details: ChangeDetails; changed: boolean }> {
   const current = await ownProvider(trx, owner, id);
   if (current.kind !== input.kind) throw notFound();
   const checked = await checkInput(input, ctx, false, fieldPrefix);
@@ -386,13 +398,13 @@ export async function changeProvider(trx: DB, writer: IdpWriter, owner: IdpOwner
     .map((column) => FIELD_OF_COLUMN[column]);
   const secretChanged = checked.clientSecret !== undefined && ctx.masterKey.decrypt(row.client_secret) !== checked.clientSecret;
   if (secretChanged) changed.push('clientSecret');
-  if (changed.length === 0) return unchanged(trx, owner, current);
+  if (changed.length === 0) return { details: await unchanged(trx, owner, current), changed: false };
   await updateIdentityProvider(trx, id, {
     ...next,
     ...(secretChanged ? { client_secret: ctx.masterKey.encrypt(checked.clientSecret!) } : {}),
     changed_at: new Date(),
   });
-  return append(trx, writer, owner, 'idp.changed', id, { changed });
+  return { details: await append(trx, writer, owner, 'idp.changed', id, { changed }), changed: true };
 }
 
 /** Removes a provider of this owner, and with it from every login policy and every user's links. */
@@ -433,4 +445,62 @@ export async function removeProviderFromLoginPolicy(trx: DB, writer: IdpWriter, 
 /** Empties an organization's list, when its own login policy is removed (the instance's applies again). */
 export async function clearLoginPolicyProviders(trx: DB, orgId: string): Promise<void> {
   await deletePolicyIdps(trx, orgId);
+}
+
+// ---- declared (the bootstrap file) ----
+
+/**
+ * Makes the owner's provider of this name as declared: added when there is none (the secret is
+ * required then), changed when it differs (the secret compared unsealed, and kept when none is
+ * given). A provider of this name of the other kind is refused: the file cannot turn one kind into
+ * the other.
+ */
+export async function declareProvider(
+  trx: DB,
+  writer: IdpWriter,
+  owner: IdpOwner,
+  input: ProviderInput,
+  ctx: IdpContext,
+): Promise<{ id: string; action: 'created' | 'updated' | 'unchanged' }> {
+  const name = input.name.trim();
+  const existing = (await listIdentityProviders(trx, owner.instanceId, owner.orgId, false)).find((row) => row.name === name);
+  if (existing === undefined) {
+    const added = await addProvider(trx, writer, owner, input, ctx);
+    return { id: added.id, action: 'created' };
+  }
+  if (existing.kind !== input.kind) {
+    throw new Refusal('conflict', 'IDP-KindFixed', `a provider named "${name}" exists with kind ${existing.kind}: remove it first`, { field: 'kind' });
+  }
+  const { changed } = await change(trx, writer, owner, existing.id, input, ctx, '');
+  return { id: existing.id, action: changed ? 'updated' : 'unchanged' };
+}
+
+/**
+ * Makes the owner's login policy list exactly these providers (ids): the missing added, the others
+ * taken off. True when anything changed.
+ */
+export async function declareLoginPolicyProviders(trx: DB, writer: IdpWriter, owner: IdpOwner, idpIds: string[]): Promise<boolean> {
+  const current = (await listPolicyIdps(trx, owner.instanceId, ownerIdOf(owner))).map((row) => row.idp_id);
+  let changed = false;
+  for (const id of idpIds.filter((id) => !current.includes(id))) {
+    await addProviderToLoginPolicy(trx, writer, owner, id);
+    changed = true;
+  }
+  for (const id of current.filter((id) => !idpIds.includes(id))) {
+    await removeProviderFromLoginPolicy(trx, writer, owner, id);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * The id of the provider a login policy names by name or id: the owner's own, or (for an
+ * organization) the instance's, the own first; NotFound when none.
+ */
+export async function providerIdByReference(db: DB, owner: IdpOwner, reference: string): Promise<string> {
+  const candidates = await listIdentityProviders(db, owner.instanceId, owner.orgId, true);
+  const own = (row: IdentityProviderRow) => row.org_id === (owner.orgId ?? null);
+  const found = candidates.find((row) => row.id === reference) ?? candidates.find((row) => own(row) && row.name === reference) ?? candidates.find((row) => row.name === reference);
+  if (found === undefined) throw new Refusal('not_found', 'IDP-NotFound', `no identity provider named "${reference}" (the ${owner.orgId === undefined ? "instance's" : "organization's or the instance's"})`);
+  return found.id;
 }
