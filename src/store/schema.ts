@@ -534,6 +534,29 @@ export interface IdpLinksTable {
   created_at: Timestamp;
 }
 
+export type IdpIntentStatus = 'started' | 'exchanging' | 'succeeded' | 'failed' | 'consumed';
+
+/** A sign-in at an external provider in progress (docs/federation.md#the-intent-calls). */
+export interface IdpIntentsTable {
+  id: string;
+  instance_id: string;
+  idp_id: string;
+  /** SHA-256 (hex) of the `state` sent to the provider. */
+  state_hash: string;
+  /** SHA-256 (hex) of the intent token. */
+  token_hash: string;
+  status: Generated<IdpIntentStatus>;
+  success_url: string;
+  failure_url: string;
+  auth_request_id: string | null;
+  /** Sealed with the master key: nonce and PKCE verifier. */
+  sealed_request: string;
+  /** Sealed with the master key: the provider's answer and tokens; null until it succeeded and after it was used. */
+  sealed_result: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 /** Uploaded images, served publicly at /assets/v1/{owner_id}/{key}. */
 export interface AssetsTable {
   owner_id: string;
@@ -583,6 +606,7 @@ export interface Database {
   identity_providers: IdentityProvidersTable;
   login_policy_idps: LoginPolicyIdpsTable;
   idp_links: IdpLinksTable;
+  idp_intents: IdpIntentsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -22,6 +22,7 @@ import * as authorizationLists from './2026_11_26_0019_authorization_lists.ts';
 import * as personalAccessTokens from './2026_11_26_0020_personal_access_tokens.ts';
 import * as policies from './2026_11_26_0021_policies.ts';
 import * as identityProviders from './2026_11_26_0022_identity_providers.ts';
+import * as idpIntents from './2026_11_26_0023_idp_intents.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0020_personal_access_tokens': personalAccessTokens,
   '2026_11_26_0021_policies': policies,
   '2026_11_26_0022_identity_providers': identityProviders,
+  '2026_11_26_0023_idp_intents': idpIntents,
 };
