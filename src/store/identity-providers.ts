@@ -3,7 +3,7 @@
  * providers of the instance (`org_id` null) or of an organization, and the providers each login
  * policy offers. domain/federation/providers.ts is their one writer.
  */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB } from './database.ts';
 import type { IdentityProvidersTable } from './schema.ts';
 
@@ -88,4 +88,21 @@ export async function deletePolicyIdp(db: DB, ownerId: string, idpId: string): P
 /** Empties a login policy's list (the organization's policy was removed). */
 export async function deletePolicyIdps(db: DB, ownerId: string): Promise<void> {
   await db.deleteFrom('login_policy_idps').where('owner_id', '=', ownerId).execute();
+}
+
+/**
+ * The human users of the instance whose verified email is `email` (case-insensitively), for the
+ * auto-linking by email of a first external sign-in; at most `limit`.
+ */
+export async function findHumansByVerifiedEmail(db: DB, instanceId: string, email: string, limit: number): Promise<Array<{ id: string; org_id: string }>> {
+  return db
+    .selectFrom('users')
+    .select(['id', 'org_id'])
+    .where('instance_id', '=', instanceId)
+    .where('kind', '=', 'human')
+    .where('email_verified', '=', true)
+    .where(sql<boolean>`lower(email) = lower(${email})`)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
