@@ -57,6 +57,7 @@ describe('gRPC server reflection', () => {
       'zitadel.auth.v1.AuthService',
       'zitadel.authorization.v2beta.AuthorizationService',
       'zitadel.feature.v2.FeatureService',
+      'zitadel.idp.v2.IdentityProviderService',
       'zitadel.management.v1.ManagementService',
       'zitadel.org.v2.OrganizationService',
       'zitadel.project.v2beta.ProjectService',
