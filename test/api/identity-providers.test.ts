@@ -301,6 +301,8 @@ describe('REST', () => {
     expect(String(bad.json['message'])).toContain('idAttribute: must not be empty');
     expect((await call('DELETE', `/admin/v1/idps/templates/${id}`, 'iamAdmin')).status).toBe(200);
     expect((await call('GET', `/admin/v1/idps/templates/${id}`, 'iamAdmin')).status).toBe(404);
+    // Other kinds have no route: ZITADEL's paths for them are unknown here.
+    expect((await call('POST', '/admin/v1/idps/generic_jwt', 'iamAdmin', { name: 'jwt' })).status).toBe(404);
   });
 });
 
