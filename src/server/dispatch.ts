@@ -15,6 +15,7 @@ import { documentEndpoints } from '../oauth/keys-endpoint.ts';
 import { apiAudience } from '../oauth/scopes.ts';
 import { TOKEN_PATH, tokenEndpoint } from '../oauth/token.ts';
 import { ASSETS_PREFIX, assetsEndpoint } from '../api/assets.ts';
+import { idpCallbackEndpoint, isIdpCallback } from '../http/idp-callback.ts';
 import { createApiHandler } from './api-handler.ts';
 import { createApp } from './app.ts';
 import { forbidCaching } from '../http/node-types.ts';
@@ -84,6 +85,10 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
   const hot = hotPosts(gh);
   // Branding images: uploads and public reads (api/assets.ts), beside the API, not through Express.
   const assets = assetsEndpoint(gh, { authenticate: bearerAuthenticator(tokens, directory, instanceId), apiAudience: apiAudience(gh) });
+  // Where external identity providers send the browser back (docs/federation.md#the-intent-calls), beside the API and the login UI.
+  const idpCallback = idpCallbackEndpoint({
+    db, instanceId, externalUrl: config.externalUrl, masterKey: gh.masterKey, allowPrivateNetworks: config.idpAllowPrivateNetworks, maxBodyBytes: config.maxBodyBytes, log,
+  });
 
   const accessLog = log.isLevelEnabled('debug');
   const hsts = servesHttps(config); // docs/security.md 10.14: under https every response carries HSTS
@@ -119,6 +124,7 @@ export function createDispatch({ gh, cors, discoveryJson, refresh }: Composition
           if (answered !== undefined) return answered;
           if (expressOnly(req.url)) return Promise.resolve(app(req, res));
           if (req.url?.startsWith(ASSETS_PREFIX)) return assets(req, res);
+          if (isIdpCallback(req.url)) return idpCallback(req, res);
           return api.handle(req, res).then((handled) => void (handled || app(req, res)));
         };
         // Same-origin and non-browser requests (no Origin header) skip CORS altogether.

@@ -11,6 +11,7 @@ import { changeMark } from '../domain/kernel/events.ts';
 import { listenForRevocations, type ChangeListener } from '../store/change-listener.ts';
 import type { DB } from '../store/database.ts';
 import { exclusiveRunner, type ExclusiveRunner } from '../store/exclusive.ts';
+import { deleteExpiredIdpIntents } from '../store/idp-intents.ts';
 import { deleteExpiredRevocations, deleteTokensExpiredBefore } from '../store/tokens.ts';
 import { deleteExpiredAssertions } from '../store/used-assertions.ts';
 import type { Composition } from './compose.ts';
@@ -118,7 +119,8 @@ export interface PruneOptions {
 /**
  * Deletes what has expired, in batches of `batch` rows with a pause between them, until nothing is
  * left or `signal` aborts: marks of used assertions, revocations (what they revoked has expired
- * too), and token rows a day past their expiry. Returns how many rows went.
+ * too), token rows a day past their expiry, and sign-ins at identity providers (with the provider's
+ * tokens they may hold) past theirs. Returns how many rows went.
  */
 export async function pruneExpired(db: DB, now: Date, options: PruneOptions): Promise<number> {
   const expiredTokens = new Date(now.getTime() - KEEP_EXPIRED_TOKENS_MS);
@@ -126,6 +128,7 @@ export async function pruneExpired(db: DB, now: Date, options: PruneOptions): Pr
     (limit: number) => deleteExpiredAssertions(db, now, limit),
     (limit: number) => deleteExpiredRevocations(db, now, limit),
     (limit: number) => deleteTokensExpiredBefore(db, expiredTokens, limit),
+    (limit: number) => deleteExpiredIdpIntents(db, now, limit),
   ];
   let deleted = 0;
   for (const step of steps) {

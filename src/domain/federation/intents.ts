@@ -47,6 +47,8 @@ export interface IntentContext {
   allowPrivateNetworks: boolean;
   /** The clock (tests). */
   now?: () => Date;
+  /** Where a provider's refused answer is logged with its detail (never a token); none: not logged. */
+  log?: { info(object: Record<string, unknown>, message: string): void };
 }
 
 export interface IntentStart {
@@ -228,7 +230,10 @@ export async function completeIntent(
     });
   } catch (error) {
     await finishIdpIntent(ctx.db, row.id, { status: 'failed' });
-    if (error instanceof UpstreamRefused) return fail('access_denied', `${providerName}: ${error.reason}`);
+    if (error instanceof UpstreamRefused) {
+      ctx.log?.info({ idpId: provider.id, intentId: row.id, reason: error.reason, detail: error.detail }, 'the sign-in at an identity provider was refused');
+      return fail('access_denied', `${providerName}: ${error.reason}`);
+    }
     throw error;
   }
   const result: SealedResult = { subject: finished.subject, profile: finished.profile, raw: finished.raw, amr: finished.amr, tokens: finished.tokens };
