@@ -138,10 +138,18 @@ export function stepFields(step: Step): Html {
 <input type="hidden" name="${CSRF_FIELD}" value="${step.csrf}">`;
 }
 
-/** Sends a step's page; its forms may end in a redirect to the client (see contentSecurityPolicy). */
-export function sendStep(res: Response, step: Step, status: number, body: Html): void {
-  const target = formTargetOf(step.request.redirectUri);
-  sendPage(res, status, body, target ? [target] : []);
+/**
+ * The origins a step's forms may end at (see contentSecurityPolicy): the client's, and with
+ * `providers` the identity providers' the login name page's buttons go to (steps/idp.ts).
+ */
+export function stepFormTargets(step: Step, providers = false): string[] {
+  const targets = [step.request.redirectUri, ...(providers ? step.settings.idps.map((idp) => idp.origin ?? '') : [])];
+  return [...new Set(targets.map(formTargetOf).filter((target): target is string => target !== undefined))];
+}
+
+/** Sends a step's page; its forms may end in a redirect to the client (see contentSecurityPolicy), or to a provider with `providers`. */
+export function sendStep(res: Response, step: Step, status: number, body: Html, providers = false): void {
+  sendPage(res, status, body, stepFormTargets(step, providers));
 }
 
 export function goToStep(gh: Gatehouse, res: Response, step: StepName, requestId: string): void {
@@ -157,11 +165,13 @@ export function goToCallback(gh: Gatehouse, res: Response, requestId: string): v
 export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
 
 /**
- * Whether the login policy asks every sign-in for a second factor (docs/branding-and-login-policy.md#what-the-login-pages-honour).
- * `forceMfaLocalOnly` exempts sign-ins through an external identity provider only; every sign-in
- * of Gatehouse is local, so either switch requires it.
+ * Whether the login policy asks this sign-in for a local second factor (docs/branding-and-login-policy.md#what-the-login-pages-honour):
+ * every local sign-in under `forceMfa` or `forceMfaLocalOnly`; a sign-in through an external
+ * identity provider only under `forceMfa` without `forceMfaLocalOnly`, which exempts those
+ * (docs/federation.md#signing-in-with-a-provider).
  */
-export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>): boolean {
+export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, kind: 'local' | 'external' = 'local'): boolean {
+  if (kind === 'external') return login.forceMfa && !login.forceMfaLocalOnly;
   return login.forceMfa || login.forceMfaLocalOnly;
 }
 

@@ -154,6 +154,26 @@ export interface Messages extends PageTexts {
   mfaSetupPasskeyTitle: string;
   mfaSetupPasskeyIntro: string;
   mfaSetupPasskeyButton: string;
+  // external identity providers (docs/federation.md#signing-in-with-a-provider)
+  continueWith: (provider: string) => string;
+  idpFailedTitle: string;
+  idpFailed: (provider: string) => string;
+  idpReason: string;
+  idpBackToSignIn: string;
+  idpUnusable: string;
+  idpNoAccountTitle: string;
+  idpNoAccount: (provider: string) => string;
+  idpNothingOffered: string;
+  idpLinkExisting: string;
+  idpLinkTitle: string;
+  idpLinkIntro: (provider: string) => string;
+  idpLinkAndSignIn: string;
+  idpCreateTitle: string;
+  idpCreateIntro: (provider: string) => string;
+  idpUserName: string;
+  idpUserNameTaken: string;
+  idpInvalidEmail: string;
+  idpMfaUnavailable: string;
 }
 
 const en: Messages = {
@@ -294,6 +314,25 @@ const en: Messages = {
   mfaSetupPasskeyTitle: 'Passkey',
   mfaSetupPasskeyIntro: 'Or set up a passkey: on this device, on your phone or on a security key.',
   mfaSetupPasskeyButton: 'Set up a passkey',
+  continueWith: (provider) => `Continue with ${provider}`,
+  idpFailedTitle: 'Sign-in failed',
+  idpFailed: (provider) => `Signing in with ${provider} did not succeed.`,
+  idpReason: 'Reason',
+  idpBackToSignIn: 'Back to sign-in',
+  idpUnusable: 'This sign-in with an external account cannot be used here. Please start again.',
+  idpNoAccountTitle: 'No account linked',
+  idpNoAccount: (provider) => `No account is linked to this ${provider} account.`,
+  idpNothingOffered: 'Please ask your administrator to link your account.',
+  idpLinkExisting: 'Link an existing account',
+  idpLinkTitle: 'Link your account',
+  idpLinkIntro: (provider) => `Sign in with your existing account to link it to your ${provider} account.`,
+  idpLinkAndSignIn: 'Link and sign in',
+  idpCreateTitle: 'Create an account',
+  idpCreateIntro: (provider) => `Your new account will be linked to your ${provider} account, and you sign in with it.`,
+  idpUserName: 'User name',
+  idpUserNameTaken: 'This user name is taken. Please choose another one.',
+  idpInvalidEmail: 'Enter an email address like alice@example.com.',
+  idpMfaUnavailable: 'This organization asks for a second factor of its own at every sign-in, which a sign-in with an external account cannot give here. Please sign in with your login name.',
 };
 
 const de: Messages = {
@@ -434,6 +473,25 @@ const de: Messages = {
   mfaSetupPasskeyTitle: 'Passkey',
   mfaSetupPasskeyIntro: 'Oder richten Sie einen Passkey ein: auf diesem Gerät, auf Ihrem Telefon oder auf einem Sicherheitsschlüssel.',
   mfaSetupPasskeyButton: 'Passkey einrichten',
+  continueWith: (provider) => `Weiter mit ${provider}`,
+  idpFailedTitle: 'Anmeldung fehlgeschlagen',
+  idpFailed: (provider) => `Die Anmeldung mit ${provider} ist nicht gelungen.`,
+  idpReason: 'Grund',
+  idpBackToSignIn: 'Zurück zur Anmeldung',
+  idpUnusable: 'Diese Anmeldung mit einem externen Konto kann hier nicht verwendet werden. Bitte beginnen Sie von vorn.',
+  idpNoAccountTitle: 'Kein Konto verknüpft',
+  idpNoAccount: (provider) => `Mit diesem ${provider}-Konto ist kein Konto verknüpft.`,
+  idpNothingOffered: 'Bitte bitten Sie Ihre Administration, Ihr Konto zu verknüpfen.',
+  idpLinkExisting: 'Bestehendes Konto verknüpfen',
+  idpLinkTitle: 'Konto verknüpfen',
+  idpLinkIntro: (provider) => `Melden Sie sich mit Ihrem bestehenden Konto an, um es mit Ihrem ${provider}-Konto zu verknüpfen.`,
+  idpLinkAndSignIn: 'Verknüpfen und anmelden',
+  idpCreateTitle: 'Konto erstellen',
+  idpCreateIntro: (provider) => `Ihr neues Konto wird mit Ihrem ${provider}-Konto verknüpft, und Sie melden sich damit an.`,
+  idpUserName: 'Benutzername',
+  idpUserNameTaken: 'Dieser Benutzername ist vergeben. Bitte wählen Sie einen anderen.',
+  idpInvalidEmail: 'Geben Sie eine E-Mail-Adresse wie alice@example.com ein.',
+  idpMfaUnavailable: 'Diese Organisation verlangt bei jeder Anmeldung einen eigenen zweiten Faktor, den eine Anmeldung mit einem externen Konto hier nicht geben kann. Bitte melden Sie sich mit Ihrem Anmeldenamen an.',
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, de };

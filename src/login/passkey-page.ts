@@ -12,8 +12,8 @@ import type { Gatehouse } from '../context.ts';
 import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { html, type Html } from '../http/html.ts';
 import { LOGIN_UI_PATH } from '../http/paths.ts';
-import { formTargetOf, securityHeaders } from '../http/respond.ts';
-import { PASSKEY_STEP_PATH, REQUEST_PARAM, stepFields, type Step } from './flow.ts';
+import { securityHeaders } from '../http/respond.ts';
+import { PASSKEY_STEP_PATH, REQUEST_PARAM, stepFields, stepFormTargets, type Step } from './flow.ts';
 
 const script = readFileSync(new URL('../http/assets/passkey.js', import.meta.url));
 const version = createHash('sha256').update(script).digest('hex').slice(0, 12);
@@ -62,9 +62,8 @@ ${passkeyScript()}`;
  * Sends a step page that carries a passkey form: the usual headers (forms may end in a redirect to
  * the client), plus the script and the challenge fetch from this origin only.
  */
-export function sendPasskeyStep(res: Response, step: Step, status: number, body: Html): void {
-  const target = formTargetOf(step.request.redirectUri);
-  sendScriptedPage(res, status, body, target ? [target] : []);
+export function sendPasskeyStep(res: Response, step: Step, status: number, body: Html, providers = false): void {
+  sendScriptedPage(res, status, body, stepFormTargets(step, providers));
 }
 
 /** A page with the passkey script: the usual headers, and scripts and fetches of this origin. */

@@ -22,6 +22,7 @@ import { passkeyStep } from './steps/passkey.ts';
 import { passkeysDonePage, passkeysPage } from './steps/passkeys-page.ts';
 import { passwordStep } from './steps/password.ts';
 import { passwordChangedPage, passwordResetStep, setPasswordPage } from './steps/password-reset.ts';
+import { idpStep } from './steps/idp.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
 import { logoutCancelledPage, logoutStep } from './steps/logout.ts';
@@ -66,6 +67,20 @@ export function loginRouter(gh: Gatehouse): express.Router {
   router.all('/mfa-setup', notAllowed('GET, POST'));
   router.post('/mfa-setup/options', mfaSetup.options);
   router.all('/mfa-setup/options', notAllowed('POST'));
+  // docs/federation.md#signing-in-with-a-provider: the button (POST), back from the provider (GET),
+  // and the choice when no account is linked (POST).
+  const idp = idpStep(gh);
+  const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => void handler(req, res).catch(next);
+  router.post('/idp', wrap(idp.start));
+  router.all('/idp', notAllowed('POST'));
+  router.get('/idp/done', wrap(idp.done));
+  router.all('/idp/done', notAllowed('GET'));
+  router.get('/idp/failed', wrap(idp.failed));
+  router.all('/idp/failed', notAllowed('GET'));
+  router.post('/idp/link', wrap(idp.link));
+  router.all('/idp/link', notAllowed('POST'));
+  router.post('/idp/create', wrap(idp.create));
+  router.all('/idp/create', notAllowed('POST'));
   // The self-service page of the browser's signed-in user (no authRequestID).
   const passkeys = passkeysPage(gh);
   router.get('/passkeys', passkeys.show);

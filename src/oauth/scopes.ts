@@ -57,6 +57,21 @@ export function roleScopesOf(serviceName: string, scopes: readonly string[]): Ro
   return result;
 }
 
+const idpScopePattern = once((serviceName) => new RegExp(`^urn:${serviceName}:iam:org:idp:id:([0-9A-Za-z_-]+)$`));
+
+/**
+ * The provider named by the scope `urn:<service>:iam:org:idp:id:{idpId}` among `scopes`
+ * (docs/federation.md#signing-in-with-a-provider): the login UI goes straight to it.
+ */
+export function idpOfScopes(serviceName: string, scopes: readonly string[]): string | undefined {
+  const pattern = idpScopePattern(serviceName);
+  for (const scope of scopes) {
+    const match = pattern.exec(scope);
+    if (match) return match[1]!;
+  }
+  return undefined;
+}
+
 export interface GrantedScopes {
   scopes: string[];
   /** Project ids named by project audience scopes. */
@@ -69,7 +84,9 @@ export interface GrantedScopes {
  * Validates requested scopes for a client of organization `orgId` (for a machine user, its own
  * organization; for a user's sign-in, the application's). docs/security.md 10.6: a project audience
  * scope is granted only for a project of that organization, and every other project id, existing or
- * not, gets the same answer, so the error tells nobody which project ids exist.
+ * not, gets the same answer, so the error tells nobody which project ids exist. The same for the
+ * provider scope: granted only for a provider the organization offers at sign-in (its active
+ * providers, domain/instance/directory.ts `orgSettings`), one at most.
  */
 export async function checkScopes(gh: Gatehouse, requested: string[], orgId: string): Promise<GrantedScopes> {
   const service = gh.config.serviceName;
@@ -77,6 +94,8 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
   const pattern = projectScopePattern(service);
   const roles = roleScopePatterns(service);
   const projectScopes = new Map<string, string>(); // project id → the scope that names it
+  const idpScope = idpScopePattern(service);
+  const idpScopes: string[] = [];
   let api = false;
   for (const scope of requested) {
     if ((STANDARD_SCOPES as readonly string[]).includes(scope)) continue;
@@ -90,6 +109,10 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
       projectScopes.set(match[1]!, scope);
       continue;
     }
+    if (idpScope.test(scope)) {
+      idpScopes.push(scope);
+      continue;
+    }
     throw new InvalidScope(`scope ${scope} is not supported`);
   }
   const projectIds = [...projectScopes.keys()];
@@ -97,6 +120,12 @@ export async function checkScopes(gh: Gatehouse, requested: string[], orgId: str
     const projects = await Promise.all(projectIds.map((id) => gh.directory.project(gh.instanceId, id)));
     const refused = projectIds.find((_id, i) => projects[i]?.orgId !== orgId);
     if (refused !== undefined) throw new InvalidScope(`scope ${projectScopes.get(refused)!} names no project of the client's organization`);
+  }
+  if (idpScopes.length > 1) throw new InvalidScope('at most one identity provider scope');
+  if (idpScopes.length === 1) {
+    const idpId = idpScope.exec(idpScopes[0]!)![1]!;
+    const { idps } = await gh.directory.orgSettings(gh.instanceId, orgId);
+    if (!idps.some((idp) => idp.id === idpId)) throw new InvalidScope(`scope ${idpScopes[0]!} names no identity provider the client's organization offers`);
   }
   return { scopes: requested, projectIds, api };
 }

@@ -25,6 +25,7 @@ import { findIdpLinkBySubject, insertIdpLink } from '../../store/idp-links.ts';
 import { findUserById, userNameTaken } from '../../store/users.ts';
 import type { MasterKey } from '../kernel/crypto.ts';
 import { newId } from '../kernel/ids.ts';
+import { Refusal } from '../kernel/refusals.ts';
 import { findHumanByLoginName } from '../sign-in/login-names.ts';
 import { isValidEmail } from '../users/email-address.ts';
 import { changeHuman, prepareHumanChanges, storeNewHuman, type AdminContext, type ProfilePatch } from '../users/user-admin.ts';
@@ -166,7 +167,7 @@ export interface CreationInput {
 /**
  * Creates a user in `orgId` from the upstream profile (the form's fields win), without a password,
  * linked to the account. The email counts as verified only when the upstream vouches for this very
- * address. Returns the user's id.
+ * address. Returns the user's id; Refusal 'exists' when the account was linked meanwhile.
  */
 export async function createLinkedUser(ctx: FirstSignInContext, provider: Provider, account: ExternalAccount, orgId: string, input: CreationInput = {}): Promise<string> {
   const { profile } = account;
@@ -188,7 +189,9 @@ export async function createLinkedUser(ctx: FirstSignInContext, provider: Provid
     };
     // The user is its own creator, as a self-registered one (registration.ts).
     await storeNewHuman(trx, { instanceId: ctx.instanceId, creator: userId }, orgId, { id: userId, userName, columns }, { selfRegistered: true });
-    await insertIdpLink(trx, { instance_id: ctx.instanceId, idp_id: provider.id, user_id: userId, external_user_id: account.subject, external_user_name: account.userName });
+    const linked = await insertIdpLink(trx, { instance_id: ctx.instanceId, idp_id: provider.id, user_id: userId, external_user_id: account.subject, external_user_name: account.userName });
+    // Linked meanwhile (a second tab): no user without its link.
+    if (!linked) throw new Refusal('exists', 'IDP-LinkExists', 'the account at the provider is linked to another user already');
   });
   return userId;
 }

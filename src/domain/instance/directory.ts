@@ -7,6 +7,7 @@
 import { findMachineIdByName, findUserWithGrants } from '../../store/users.ts';
 import { findApplicationByClientId, listAppKeys } from '../../store/apps.ts';
 import type { DB } from '../../store/database.ts';
+import { listPolicyProviders } from '../../store/identity-providers.ts';
 import { findInstance } from '../../store/instances.ts';
 import { findProjectSettings } from '../../store/projects.ts';
 import type { Address, OidcAppType, UserKind, UserState } from '../../store/schema.ts';
@@ -115,6 +116,32 @@ export interface OrgSettings {
   login: EffectiveLoginPolicy;
   /** The active branding (never the preview); images are asset keys under `branding.ownerId`. */
   branding: Branding;
+  /**
+   * The external identity providers the login name page offers (docs/federation.md#signing-in-with-a-provider):
+   * the active ones the effective login policy lists, when it allows external sign-in; else none
+   * (and then no query was made for them).
+   */
+  idps: readonly OfferedIdp[];
+}
+
+/** An identity provider as the login name page shows it. */
+export interface OfferedIdp {
+  id: string;
+  name: string;
+  /**
+   * Where the browser is sent to sign in: the origin of the OAuth authorization endpoint, or of the
+   * OpenID issuer (whose discovered authorization endpoint is there for the providers Gatehouse
+   * knows); the login name page's form-action admits it. Undefined when it is no URL.
+   */
+  origin: string | undefined;
+}
+
+function originOf(url: string | null): string | undefined {
+  try {
+    return url === null ? undefined : new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 const MAX_ENTRIES = 10_000;
@@ -178,7 +205,13 @@ export class Directory {
     return this.#orgSettings.get(`${instanceId}\n${orgId ?? ''}`, async () => {
       const owner = { instanceId, orgId };
       const [login, branding] = await Promise.all([effectiveLoginPolicy(this.#db, owner), effectiveBranding(this.#db, owner)]);
-      return { login, branding };
+      // As domain/federation/providers.ts activeProviders reads them; no query while external sign-in is off.
+      const idps = login.allowExternalIdp
+        ? (await listPolicyProviders(this.#db, instanceId, login.source === 'org' && orgId !== undefined ? orgId : instanceId))
+            .filter((row) => row.state === 'active')
+            .map((row) => ({ id: row.id, name: row.name, origin: originOf(row.kind === 'oidc' ? row.issuer : row.authorization_endpoint) }))
+        : [];
+      return { login, branding, idps };
     });
   }
 

@@ -13,6 +13,10 @@
  * step, flow.ts goToFirstFactor); `allowRegister` decides "Create an account". `ignoreUnknownUsernames`
  * changes nothing here: an unknown name goes on to the password step either way, because telling
  * it apart would say which accounts exist (docs/security.md).
+ *
+ * External identity providers (docs/federation.md#signing-in-with-a-provider): a "Continue with
+ * {provider}" button per provider the organization offers (the directory's cached list: no query
+ * for an organization without any), and the provider scope skips this page (steps/idp.ts).
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -20,10 +24,12 @@ import { activeSessions } from '../../domain/sign-in/sessions.ts';
 import { findHumanByLoginName } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
-import { goToFirstFactor, openStep, passkeysAllowed, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { goToFirstFactor, openStep, REQUEST_PARAM, passkeysAllowed, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../../domain/users/registration.ts';
+import { idpOfScopes } from '../../oauth/scopes.ts';
+import { goToProvider, IDP_PATH, offeredProvider } from './idp.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
 const MAX_LOGIN_NAME = 360;
@@ -52,17 +58,34 @@ ${passkeys ? passkeyForm(step, 'login', { autofill: problem.alert === undefined 
 <nav class="links">
 ${signedIn ? link(stepPath('accounts', request.id), m.chooseSignedIn) : ''}
 ${canRegister ? link(stepPath('register', request.id), m.createAccount) : ''}
-</nav>`;
+</nav>
+${step.settings.idps.length === 0 ? '' : html`<div class="idps">
+${step.settings.idps.map((idp) => html`<form method="post" action="${IDP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}">
+${stepFields(step)}
+<input type="hidden" name="idpId" value="${idp.id}">
+<button type="submit" class="secondary">${m.continueWith(idp.name)}</button>
+</form>`)}
+</div>`}`;
   const shown = stepPage(step, { title: m.loginTitle, alert: problem.alert ?? (error ? m.fixFields : undefined), body });
-  if (passkeys) sendPasskeyStep(res, step, status, shown);
-  else sendStep(res, step, status, shown);
+  // The providers' buttons post here and end at the provider: the form-action admits their origins.
+  const providers = step.settings.idps.length > 0;
+  if (passkeys) sendPasskeyStep(res, step, status, shown, providers);
+  else sendStep(res, step, status, shown, providers);
 }
 
 export function loginNameStep(gh: Gatehouse) {
   return {
     async show(req: Request, res: Response): Promise<void> {
       const step = await openStep(gh, req, res);
-      if (step) await renderLoginName(gh, res, step, 200, await prefill(gh, step));
+      if (!step) return;
+      // The scope urn:<service>:iam:org:idp:id:{id} goes straight to that provider (checked at
+      // /authorize, oauth/scopes.ts); the pages' way back to the sign-in (`manual`) shows this page.
+      const idpId = step.settings.idps.length === 0 ? undefined : idpOfScopes(gh.config.serviceName, step.request.scopes);
+      if (idpId !== undefined && req.query['manual'] === undefined) {
+        const provider = await offeredProvider(gh, step, idpId);
+        if (provider !== undefined) return goToProvider(gh, res, step, provider);
+      }
+      await renderLoginName(gh, res, step, 200, await prefill(gh, step));
     },
 
     async submit(req: Request, res: Response): Promise<void> {

@@ -1,0 +1,270 @@
+/**
+ * Signing in with an external identity provider in the login UI (docs/federation.md#signing-in-with-a-provider):
+ * a real upstream OpenID provider (node-oidc-provider, driven through its own login and consent
+ * pages), a headless Chromium, openid-client as the relying party, the providers configured through
+ * the management API over REST by the organization's owner.
+ */
+import http from 'node:http';
+import * as client from 'openid-client';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
+import { startTestServer, type TestServer } from '../support/gatehouse.ts';
+import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
+import { freePort } from '../support/ports.ts';
+import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
+
+const PASSWORD = 'Correct-Horse-9';
+const APP = { clientId: 'fed-shop', secret: 'fed-shop-secret' };
+const OTHER_APP = { clientId: 'fed-elsewhere', secret: 'fed-elsewhere-secret' };
+/** A user of the organization whose verified address is the upstream account's. */
+const ADA_HERE = '293000000000000001';
+
+describeWithChromium('signing in with an external identity provider', () => {
+  let server: TestServer;
+  let upstream: OidcUpstream;
+  let browser: Browser;
+  let rp: http.Server;
+  let rpBase: string;
+  let origin: string;
+  let orgAdmin: string;
+  /** Provider ids by name. */
+  const idps: Record<string, string> = {};
+
+  beforeAll(async () => {
+    const rpPort = await freePort();
+    rpBase = `http://127.0.0.1:${rpPort}`;
+    rp = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>RP</title><p>signed in</p>'));
+    await new Promise<void>((resolve) => rp.listen(rpPort, '127.0.0.1', resolve));
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    upstream = await startOidcUpstream(`${origin}/idps/callback`);
+    const app = (name: string, creds: { clientId: string; secret: string }) => ({
+      name, clientId: creds.clientId, clientSecret: creds.secret, authMethod: 'client_secret_basic', redirectUris: [`${rpBase}/callback`], responseTypes: ['code'], grantTypes: ['authorization_code'],
+    });
+    const document = managementDocument({
+      users: [{ id: ADA_HERE, userName: 'ada-here', password: PASSWORD, email: 'ada@example.org', emailVerified: true, givenName: 'Ada', familyName: 'Here' }],
+      projects: [{ name: 'shop', apps: [app('Federated Shop', APP)] }],
+    });
+    const orgs = document['orgs'] as Array<{ projects: Array<{ apps?: unknown[] }> }>;
+    orgs[1]!.projects[0]!.apps = [app('Elsewhere Shop', OTHER_APP)];
+    server = await startTestServer(document, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'true' });
+    orgAdmin = await apiToken(server, 'orgAdmin');
+    browser = await launchChromium();
+
+    // The organization's own login policy, allowing external sign-in, and four providers at the same upstream.
+    expect((await rest(server, 'POST', '/management/v1/policies/login', orgAdmin, { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' })).status).toBe(200);
+    const options: Record<string, Record<string, unknown>> = {
+      'Upstream Create': { isAutoCreation: true, isCreationAllowed: true },
+      'Upstream Email': { autoLinking: 'AUTO_LINKING_OPTION_EMAIL' },
+      'Upstream Link': { isLinkingAllowed: true },
+      'Upstream Form': { isCreationAllowed: true },
+    };
+    for (const [name, providerOptions] of Object.entries(options)) {
+      const added = await rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
+        name, issuer: upstream.issuer, clientId: UPSTREAM_CLIENTS.oidc.clientId, clientSecret: UPSTREAM_CLIENTS.oidc.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
+      });
+      expect(added.status).toBe(200);
+      idps[name] = String(added.json['id']);
+      expect((await rest(server, 'POST', '/management/v1/policies/login/idps', orgAdmin, { idpId: idps[name] })).status).toBe(200);
+    }
+  }, 60000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await upstream?.stop();
+    await new Promise((resolve) => rp?.close(resolve));
+  });
+
+  async function relyingParty(creds = APP): Promise<client.Configuration> {
+    return client.discovery(new URL(origin), creds.clientId, undefined, client.ClientSecretBasic(creds.secret), { execute: [client.allowInsecureRequests] });
+  }
+
+  async function freshPage(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
+    return { context, page: await context.newPage() };
+  }
+
+  async function authorize(page: Page, options: { creds?: typeof APP; scope?: string; waitFor?: string } = {}): Promise<{ state: string; nonce: string; config: client.Configuration }> {
+    const config = await relyingParty(options.creds);
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: options.scope ?? 'openid', state, nonce }).href);
+    if (options.waitFor !== '') await page.waitForSelector(options.waitFor ?? 'input[name="loginName"]');
+    return { state, nonce, config };
+  }
+
+  /** Signs in as `ada` at the upstream's own pages, until it sends the browser back to Gatehouse. */
+  async function atUpstream(page: Page): Promise<void> {
+    await page.waitForURL(`${upstream.issuer}/**`);
+    await page.fill('input[name="login"]', 'ada');
+    await page.fill('input[name="password"]', 'any');
+    await page.click('button[type="submit"]');
+    for (let hop = 0; hop < 3 && page.url().startsWith(upstream.issuer); hop++) {
+      const consent = page.locator('button[autofocus]');
+      if ((await consent.count()) > 0 && page.url().startsWith(upstream.issuer)) await consent.click().catch(() => undefined);
+      await page.waitForURL((url) => !url.href.startsWith(upstream.issuer), { timeout: 5000 }).catch(() => undefined);
+    }
+  }
+
+  async function tokensAt(page: Page, flow: { state: string; nonce: string; config: client.Configuration }) {
+    await page.waitForURL(`${rpBase}/callback**`);
+    const tokens = await client.authorizationCodeGrant(flow.config, new URL(page.url()), { expectedState: flow.state, expectedNonce: flow.nonce });
+    return tokens.claims()!;
+  }
+
+  const buttons = (page: Page) => page.locator('div.idps button').allTextContents();
+
+  it('shows a button per provider the application\'s organization offers, in English and German, and none elsewhere', async () => {
+    const { context, page } = await freshPage();
+    await authorize(page);
+    expect(await buttons(page)).toEqual(['Continue with Upstream Create', 'Continue with Upstream Email', 'Continue with Upstream Form', 'Continue with Upstream Link']);
+    await screenshot(page, 'login-idp.png');
+    // The buttons' redirect to the upstream is admitted by the page's form-action.
+    expect((await page.request.get(page.url())).headers()['content-security-policy']).toContain(`form-action 'self' ${rpBase} ${upstream.issuer}`);
+    await context.close();
+
+    const german = await freshPage('de-DE');
+    await authorize(german.page);
+    expect(await buttons(german.page)).toContain('Weiter mit Upstream Create');
+    await screenshot(german.page, 'login-idp-de.png');
+    await german.context.close();
+
+    const other = await freshPage();
+    await authorize(other.page, { creds: OTHER_APP });
+    expect(await buttons(other.page)).toEqual([]);
+    await other.context.close();
+  }, 60000);
+
+  it('auto-linking by email: the one user with the verified address is linked (before auto-creation makes a second one)', async () => {
+    const { context, page } = await freshPage();
+    const flow = await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Email' }).click();
+    await atUpstream(page);
+    expect((await tokensAt(page, flow)).sub).toBe(ADA_HERE);
+    await context.close();
+  }, 60000);
+
+  it('auto-creation: the first sign-in makes a linked Gatehouse user, the next one finds the link', async () => {
+    const { context, page } = await freshPage();
+    const flow = await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(page);
+    const claims = await tokensAt(page, flow);
+    expect(claims['amr']).toEqual(['fed']);
+    const sub = String(claims.sub);
+    expect(sub).not.toBe('ada');
+    const user = await server.running.gh.db.selectFrom('users').select(['org_id', 'user_name', 'email', 'email_verified', 'password_hash']).where('id', '=', sub).executeTakeFirstOrThrow();
+    expect(user).toEqual({ org_id: MGMT.org, user_name: 'ada.l', email: 'ada@example.org', email_verified: true, password_hash: null });
+    const link = await server.running.gh.db.selectFrom('idp_links').select(['idp_id', 'external_user_id']).where('user_id', '=', sub).execute();
+    expect(link).toEqual([{ idp_id: idps['Upstream Create'], external_user_id: 'ada' }]);
+    // Nothing of the upstream beyond amr: not its issuer, not its subject.
+    expect(JSON.stringify(claims)).not.toContain(upstream.issuer);
+    await context.close();
+
+    const again = await freshPage();
+    const second = await authorize(again.page);
+    await again.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(again.page);
+    expect((await tokensAt(again.page, second)).sub).toBe(sub);
+    await again.context.close();
+  }, 60000);
+
+  it('no account linked: link an existing account with its password', async () => {
+    const { context, page } = await freshPage();
+    const flow = await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Link' }).click();
+    await atUpstream(page);
+    await page.waitForURL(`${origin}/ui/login/idp/done**`);
+    expect(await page.textContent('h1')).toBe('No account linked');
+    expect(await page.textContent('main')).toContain('No account is linked to this Upstream Link account.');
+    expect(await page.getByRole('button', { name: 'Create an account' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Link an existing account' }).click();
+    await page.fill('input[name="loginName"]', 'alice@managed.test');
+    await page.fill('input[name="password"]', 'wrong-password');
+    await page.getByRole('button', { name: 'Link and sign in' }).click();
+    expect(await page.textContent('[role="alert"]')).toBe('The login name or password is incorrect.');
+    expect(await page.textContent('h1')).toBe('Link your account');
+    expect(await server.running.gh.db.selectFrom('idp_links').select('user_id').where('idp_id', '=', idps['Upstream Link']!).execute()).toEqual([]);
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.getByRole('button', { name: 'Link and sign in' }).click();
+    const claims = await tokensAt(page, flow);
+    expect(claims).toMatchObject({ sub: MGMT.alice, amr: ['fed', 'pwd'] });
+    expect(await server.running.gh.db.selectFrom('idp_links').select('user_id').where('idp_id', '=', idps['Upstream Link']!).execute()).toEqual([{ user_id: MGMT.alice }]);
+    await context.close();
+  }, 60000);
+
+  it('no account linked: create an account from the prefilled form, without a password', async () => {
+    const { context, page } = await freshPage();
+    const flow = await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Form' }).click();
+    await atUpstream(page);
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    expect(await page.inputValue('input[name="givenName"]')).toBe('Ada');
+    expect(await page.inputValue('input[name="email"]')).toBe('ada@example.org');
+    await page.fill('input[name="userName"]', 'ada.form');
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    const claims = await tokensAt(page, flow);
+    const user = await server.running.gh.db.selectFrom('users').select(['user_name', 'password_hash', 'email_verified']).where('id', '=', String(claims.sub)).executeTakeFirstOrThrow();
+    expect(user).toEqual({ user_name: 'ada.form', password_hash: null, email_verified: true });
+    await context.close();
+  }, 60000);
+
+  it('the provider scope goes straight to the provider; for another organization\'s application it is invalid_scope', async () => {
+    const { context, page } = await freshPage();
+    const flow = await authorize(page, { scope: `openid urn:gatehouse:iam:org:idp:id:${idps['Upstream Create']!}`, waitFor: '' });
+    await atUpstream(page);
+    expect((await tokensAt(page, flow)).amr).toEqual(['fed']);
+    await context.close();
+
+    const other = await freshPage();
+    await authorize(other.page, { creds: OTHER_APP, scope: `openid urn:gatehouse:iam:org:idp:id:${idps['Upstream Create']!}`, waitFor: '' });
+    await other.page.waitForURL(`${rpBase}/callback**`);
+    expect(new URL(other.page.url()).searchParams.get('error')).toBe('invalid_scope');
+    await other.context.close();
+  }, 60000);
+
+  it('refuses an intent of another browser carried into this one', async () => {
+    const victim = await freshPage();
+    await authorize(victim.page);
+    const attacker = await freshPage();
+    await authorize(attacker.page);
+    // The attacker's sign-in at the upstream, finished outside its browser: the done URL it would have gone to.
+    const authorization = attacker.page.waitForRequest((request) => request.url().startsWith(`${upstream.issuer}/auth?`));
+    await attacker.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    const callback = await authorizeAtOidcProvider((await authorization).url(), 'ada', `${origin}/idps/callback`);
+    const answered = await fetch(callback, { redirect: 'manual' });
+    const carried = new URL(answered.headers.get('location')!);
+    expect(carried.pathname).toBe('/ui/login/idp/done');
+    const sessionsBefore = await server.running.gh.db.selectFrom('user_sessions').select('id').execute();
+    const victimRequest = new URL(victim.page.url()).searchParams.get('authRequestID')!;
+    const injected = await victim.page.goto(`${origin}/ui/login/idp/done?authRequestID=${victimRequest}&id=${carried.searchParams.get('id')}&token=${carried.searchParams.get('token')}`);
+    expect(injected?.status()).toBe(400);
+    expect(await victim.page.textContent('[role="alert"]')).toContain('cannot be used here');
+    // No session was made, and the intent is not used up by the refusal.
+    expect(await server.running.gh.db.selectFrom('user_sessions').select('id').execute()).toEqual(sessionsBefore);
+    expect((await server.running.gh.db.selectFrom('idp_intents').select('status').where('id', '=', carried.searchParams.get('id')!).executeTakeFirstOrThrow()).status).toBe('succeeded');
+    // Nor does the victim's browser get anywhere with the attacker's request id (not its request).
+    const foreign = await victim.page.goto(carried.href);
+    expect(foreign?.status()).toBe(400);
+    await victim.context.close();
+    await attacker.context.close();
+  }, 60000);
+
+  it('an upstream error ends on Gatehouse\'s error page naming the provider, with no session', async () => {
+    const { context, page } = await freshPage();
+    await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await page.waitForURL(`${upstream.issuer}/**`);
+    await page.click('text=[ Cancel ]');
+    await page.waitForURL(`${origin}/ui/login/idp/failed**`);
+    expect(await page.textContent('h1')).toBe('Sign-in failed');
+    expect(await page.textContent('[role="alert"]')).toBe('Signing in with Upstream Create did not succeed.');
+    expect(await page.textContent('main')).toContain('access_denied');
+    expect(await page.locator('nav.links a').allTextContents()).toEqual(['Back to sign-in']);
+    expect((await context.cookies()).filter((c) => c.name.includes('session'))).toEqual([]);
+    await page.click('text=Back to sign-in');
+    await page.waitForSelector('input[name="loginName"]');
+    await context.close();
+  }, 60000);
+});
