@@ -96,6 +96,10 @@ export interface UserEvents {
   /** A signature counter that went back: the credential may have been copied. */
   'user.human.passwordless.token.cloned': { passkeyId: string; storedCounter: number; presentedCounter: number };
   'user.human.passwordless.initialization.code.added': { codeId: string; delivery: 'send' | 'return' };
+  /** An account at an identity provider was linked to the user (docs/federation.md#links). */
+  'user.human.externalidp.added': { idpId: string; externalUserId: string };
+  /** A link to an account at an identity provider was removed. */
+  'user.human.externalidp.removed': { idpId: string; externalUserId: string };
   'user.machine.key.added': { keyId: string; expiresAt: string | null; generated?: boolean };
   'user.machine.key.removed': { keyId: string };
   'user.personal.access.token.added': { tokenId: string; expiresAt: string };
@@ -207,6 +211,8 @@ export const EVENT_AGGREGATES = {
   'user.human.passwordless.token.removed': 'user',
   'user.human.passwordless.token.cloned': 'user',
   'user.human.passwordless.initialization.code.added': 'user',
+  'user.human.externalidp.added': 'user',
+  'user.human.externalidp.removed': 'user',
   'user.machine.key.added': 'user',
   'user.machine.key.removed': 'user',
   'user.personal.access.token.added': 'user',

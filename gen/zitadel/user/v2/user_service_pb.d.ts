@@ -22,6 +22,7 @@ import type { PasskeyAuthenticator, PasskeyRegistrationCode, ReturnPasskeyRegist
 import type { PaginationRequest, PaginationResponse } from "../../filter/v2/filter_pb.js";
 import type { Key, KeyFieldName, KeysSearchFilter } from "./key_pb.js";
 import type { PersonalAccessToken, PersonalAccessTokenFieldName, PersonalAccessTokensSearchFilter } from "./pat_pb.js";
+import type { IDPInformation, IDPLink, LDAPCredentials, RedirectURLs } from "./idp_pb.js";
 
 /**
  * Describes the file zitadel/user/v2/user_service.proto.
@@ -1689,6 +1690,250 @@ export declare type ListAuthenticationMethodTypesResponse = Message<"zitadel.use
 export declare const ListAuthenticationMethodTypesResponseSchema: GenMessage<ListAuthenticationMethodTypesResponse>;
 
 /**
+ * @generated from message zitadel.user.v2.StartIdentityProviderIntentRequest
+ */
+export declare type StartIdentityProviderIntentRequest = Message<"zitadel.user.v2.StartIdentityProviderIntentRequest"> & {
+  /**
+   * @generated from field: string idp_id = 1;
+   */
+  idpId: string;
+
+  /**
+   * @generated from oneof zitadel.user.v2.StartIdentityProviderIntentRequest.content
+   */
+  content: {
+    /**
+     * @generated from field: zitadel.user.v2.RedirectURLs urls = 2;
+     */
+    value: RedirectURLs;
+    case: "urls";
+  } | {
+    /**
+     * Refused: Gatehouse has no LDAP providers.
+     *
+     * @generated from field: zitadel.user.v2.LDAPCredentials ldap = 3;
+     */
+    value: LDAPCredentials;
+    case: "ldap";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message zitadel.user.v2.StartIdentityProviderIntentRequest.
+ * Use `create(StartIdentityProviderIntentRequestSchema)` to create a new message.
+ */
+export declare const StartIdentityProviderIntentRequestSchema: GenMessage<StartIdentityProviderIntentRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.StartIdentityProviderIntentResponse
+ */
+export declare type StartIdentityProviderIntentResponse = Message<"zitadel.user.v2.StartIdentityProviderIntentResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from oneof zitadel.user.v2.StartIdentityProviderIntentResponse.next_step
+   */
+  nextStep: {
+    /**
+     * Where to send the browser.
+     *
+     * @generated from field: string auth_url = 2;
+     */
+    value: string;
+    case: "authUrl";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message zitadel.user.v2.StartIdentityProviderIntentResponse.
+ * Use `create(StartIdentityProviderIntentResponseSchema)` to create a new message.
+ */
+export declare const StartIdentityProviderIntentResponseSchema: GenMessage<StartIdentityProviderIntentResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.RetrieveIdentityProviderIntentRequest
+ */
+export declare type RetrieveIdentityProviderIntentRequest = Message<"zitadel.user.v2.RetrieveIdentityProviderIntentRequest"> & {
+  /**
+   * @generated from field: string idp_intent_id = 1;
+   */
+  idpIntentId: string;
+
+  /**
+   * @generated from field: string idp_intent_token = 2;
+   */
+  idpIntentToken: string;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RetrieveIdentityProviderIntentRequest.
+ * Use `create(RetrieveIdentityProviderIntentRequestSchema)` to create a new message.
+ */
+export declare const RetrieveIdentityProviderIntentRequestSchema: GenMessage<RetrieveIdentityProviderIntentRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.RetrieveIdentityProviderIntentResponse
+ */
+export declare type RetrieveIdentityProviderIntentResponse = Message<"zitadel.user.v2.RetrieveIdentityProviderIntentResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: zitadel.user.v2.IDPInformation idp_information = 2;
+   */
+  idpInformation?: IDPInformation | undefined;
+
+  /**
+   * The Gatehouse user linked to the account, if any.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * A user prefilled from what the provider said, for AddHumanUser; the email is verified only
+   * when an OpenID provider vouches for it.
+   *
+   * @generated from field: zitadel.user.v2.AddHumanUserRequest add_human_user = 4;
+   */
+  addHumanUser?: AddHumanUserRequest | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RetrieveIdentityProviderIntentResponse.
+ * Use `create(RetrieveIdentityProviderIntentResponseSchema)` to create a new message.
+ */
+export declare const RetrieveIdentityProviderIntentResponseSchema: GenMessage<RetrieveIdentityProviderIntentResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.AddIDPLinkRequest
+ */
+export declare type AddIDPLinkRequest = Message<"zitadel.user.v2.AddIDPLinkRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: zitadel.user.v2.IDPLink idp_link = 2;
+   */
+  idpLink?: IDPLink | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.AddIDPLinkRequest.
+ * Use `create(AddIDPLinkRequestSchema)` to create a new message.
+ */
+export declare const AddIDPLinkRequestSchema: GenMessage<AddIDPLinkRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.AddIDPLinkResponse
+ */
+export declare type AddIDPLinkResponse = Message<"zitadel.user.v2.AddIDPLinkResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.AddIDPLinkResponse.
+ * Use `create(AddIDPLinkResponseSchema)` to create a new message.
+ */
+export declare const AddIDPLinkResponseSchema: GenMessage<AddIDPLinkResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.ListIDPLinksRequest
+ */
+export declare type ListIDPLinksRequest = Message<"zitadel.user.v2.ListIDPLinksRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Offset, limit (the server's default when 0) and direction (by the time a link was added).
+   *
+   * @generated from field: zitadel.object.v2.ListQuery query = 2;
+   */
+  query?: ListQuery | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.ListIDPLinksRequest.
+ * Use `create(ListIDPLinksRequestSchema)` to create a new message.
+ */
+export declare const ListIDPLinksRequestSchema: GenMessage<ListIDPLinksRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.ListIDPLinksResponse
+ */
+export declare type ListIDPLinksResponse = Message<"zitadel.user.v2.ListIDPLinksResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated zitadel.user.v2.IDPLink result = 2;
+   */
+  result: IDPLink[];
+};
+
+/**
+ * Describes the message zitadel.user.v2.ListIDPLinksResponse.
+ * Use `create(ListIDPLinksResponseSchema)` to create a new message.
+ */
+export declare const ListIDPLinksResponseSchema: GenMessage<ListIDPLinksResponse>;
+
+/**
+ * @generated from message zitadel.user.v2.RemoveIDPLinkRequest
+ */
+export declare type RemoveIDPLinkRequest = Message<"zitadel.user.v2.RemoveIDPLinkRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string idp_id = 2;
+   */
+  idpId: string;
+
+  /**
+   * @generated from field: string linked_user_id = 3;
+   */
+  linkedUserId: string;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RemoveIDPLinkRequest.
+ * Use `create(RemoveIDPLinkRequestSchema)` to create a new message.
+ */
+export declare const RemoveIDPLinkRequestSchema: GenMessage<RemoveIDPLinkRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.RemoveIDPLinkResponse
+ */
+export declare type RemoveIDPLinkResponse = Message<"zitadel.user.v2.RemoveIDPLinkResponse"> & {
+  /**
+   * @generated from field: zitadel.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.RemoveIDPLinkResponse.
+ * Use `create(RemoveIDPLinkResponseSchema)` to create a new message.
+ */
+export declare const RemoveIDPLinkResponseSchema: GenMessage<RemoveIDPLinkResponse>;
+
+/**
  * @generated from enum zitadel.user.v2.AuthenticationMethodType
  */
 export enum AuthenticationMethodType {
@@ -2066,6 +2311,58 @@ export declare const UserService: GenService<{
     methodKind: "unary";
     input: typeof ListAuthenticationMethodTypesRequestSchema;
     output: typeof ListAuthenticationMethodTypesResponseSchema;
+  },
+  /**
+   * Starts a sign-in at an external identity provider: returns the URL to send the browser to.
+   * The provider sends it back to /idps/callback, which redirects to the success or failure URL.
+   * Needs a management role for the provider (IAM_OWNER; ORG_OWNER of the provider's organization).
+   *
+   * @generated from rpc zitadel.user.v2.UserService.StartIdentityProviderIntent
+   */
+  startIdentityProviderIntent: {
+    methodKind: "unary";
+    input: typeof StartIdentityProviderIntentRequestSchema;
+    output: typeof StartIdentityProviderIntentResponseSchema;
+  },
+  /**
+   * Returns what the provider said about the user, once, to the holder of the intent token.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.RetrieveIdentityProviderIntent
+   */
+  retrieveIdentityProviderIntent: {
+    methodKind: "unary";
+    input: typeof RetrieveIdentityProviderIntentRequestSchema;
+    output: typeof RetrieveIdentityProviderIntentResponseSchema;
+  },
+  /**
+   * Links an account at an identity provider to the user.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.AddIDPLink
+   */
+  addIDPLink: {
+    methodKind: "unary";
+    input: typeof AddIDPLinkRequestSchema;
+    output: typeof AddIDPLinkResponseSchema;
+  },
+  /**
+   * Lists the user's accounts at identity providers.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.ListIDPLinks
+   */
+  listIDPLinks: {
+    methodKind: "unary";
+    input: typeof ListIDPLinksRequestSchema;
+    output: typeof ListIDPLinksResponseSchema;
+  },
+  /**
+   * Removes a link; not the user's last way to sign in.
+   *
+   * @generated from rpc zitadel.user.v2.UserService.RemoveIDPLink
+   */
+  removeIDPLink: {
+    methodKind: "unary";
+    input: typeof RemoveIDPLinkRequestSchema;
+    output: typeof RemoveIDPLinkResponseSchema;
   },
 }>;
 
