@@ -175,6 +175,11 @@ export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocal
   return login.forceMfa || login.forceMfaLocalOnly;
 }
 
+/** Whether a session (its `amr`) lacks the second factor the login policy asks of it: a sign-in with a provider has `fed`. */
+export function sessionLacksMfa(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, amr: readonly string[]): boolean {
+  return mfaRequired(login, amr.includes('fed') ? 'external' : 'local') && !amr.includes('mfa');
+}
+
 /**
  * The relying party id when sign-in with a passkey is offered: a valid relying party and a policy
  * that allows passwordless sign-in; else undefined.

@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { closeAuthRequest, issueCode, pendingAuthRequest, rememberLoginName, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
-import { goToFirstFactor, mfaRequired } from '../login/flow.ts';
+import { goToFirstFactor, sessionLacksMfa } from '../login/flow.ts';
 import { sessionById, touchSession, type UserSession } from '../domain/sign-in/sessions.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
@@ -49,7 +49,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
   // policy) never answers. The user signs in again and is asked for the factor, or sets one up; with
   // prompt=none that needs the user (OIDC Core §3.1.2.6 interaction_required).
   const { login } = await gh.directory.orgSettings(gh.instanceId, app.orgId);
-  if (mfaRequired(login) && !session.amr.includes('mfa')) {
+  if (sessionLacksMfa(login, session.amr)) {
     if (request.prompt.includes('none')) {
       await closeAuthRequest(gh.db, request.id);
       deliver(res, request.redirectUri, request.responseMode, { ...base, error: 'interaction_required', error_description: 'the sign-in needs a second factor' });

@@ -267,4 +267,25 @@ describeWithChromium('signing in with an external identity provider', () => {
     await page.waitForSelector('input[name="loginName"]');
     await context.close();
   }, 60000);
+
+  it('forceMfaLocalOnly exempts a sign-in with a provider; forceMfa without it refuses one', async () => {
+    const base = { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' };
+    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: false, forceMfaLocalOnly: true })).status).toBe(200);
+    const { context, page } = await freshPage();
+    const flow = await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(page);
+    expect((await tokensAt(page, flow)).amr).toEqual(['fed']);
+    await context.close();
+
+    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: true, forceMfaLocalOnly: false })).status).toBe(200);
+    const strict = await freshPage();
+    await authorize(strict.page);
+    await strict.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(strict.page);
+    await strict.page.waitForURL(`${origin}/ui/login/idp/done**`);
+    expect(await strict.page.textContent('[role="alert"]')).toContain('asks for a second factor of its own');
+    await strict.context.close();
+    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: false, forceMfaLocalOnly: false })).status).toBe(200);
+  }, 60000);
 });

@@ -15,7 +15,7 @@ import { html } from '../../http/html.ts';
 import { rememberLoginName } from '../../domain/sign-in/auth-requests.ts';
 import { shownLoginName } from '../branding.ts';
 import { finishWithSession } from '../finish.ts';
-import { goToFirstFactor, goToStep, mfaRequired, openStep, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { goToFirstFactor, goToStep, openStep, sessionLacksMfa, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { link } from '../layout.ts';
 
 interface Account {
@@ -88,7 +88,7 @@ export function accountsStep(gh: Gatehouse) {
       }
       // A session without a second factor does not answer a request whose login policy forces one
       // (oauth/authorize-finish.ts checks it again): the user signs in again and is asked for it.
-      const lacksMfa = mfaRequired(step.settings.login) && !chosen.session.amr.includes('mfa');
+      const lacksMfa = sessionLacksMfa(step.settings.login, chosen.session.amr);
       if (needsFreshLogin(request, chosen.session) || lacksMfa || !(await sessionMeetsFactors(gh.db, chosen.session))) {
         await rememberLoginName(gh.db, request.id, chosen.user.loginName, chosen.user.id);
         return goToFirstFactor(gh, res, request.id, chosen.user.id, step.settings.login);
