@@ -288,4 +288,33 @@ describeWithChromium('signing in with an external identity provider', () => {
     await strict.context.close();
     expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: false, forceMfaLocalOnly: false })).status).toBe(200);
   }, 60000);
+
+  it('meets bad input with a clear 4xx page', async () => {
+    const { context, page } = await freshPage();
+    await authorize(page);
+    const requestId = new URL(page.url()).searchParams.get('authRequestID')!;
+    const csrfToken = (await page.getAttribute('input[name="csrfToken"]', 'value')) ?? '';
+    const post = (path: string, form: Record<string, string>) => page.request.post(`${origin}${path}?authRequestID=${requestId}`, { form: { authRequestID: requestId, csrfToken, ...form }, maxRedirects: 0 });
+    // another organization's provider, or an id that names none: the same answer
+    for (const idpId of ['999999999999999999', '']) {
+      const started = await post('/ui/login/idp', { idpId });
+      expect(started.status()).toBe(400);
+      expect(await started.text()).toContain('cannot be used here');
+    }
+    expect((await page.request.post(`${origin}/ui/login/idp`, { form: { authRequestID: requestId, idpId: idps['Upstream Create']! }, maxRedirects: 0 })).status()).toBe(403); // no CSRF token
+    expect((await page.request.get(`${origin}/ui/login/idp?authRequestID=${requestId}`)).status()).toBe(405);
+    expect((await page.request.get(`${origin}/ui/login/idp/done?authRequestID=${requestId}`)).status()).toBe(400);
+    expect((await page.request.get(`${origin}/ui/login/idp/done?authRequestID=${requestId}&id=1&token=x`)).status()).toBe(400);
+    // a choice page's sealed account, made up
+    for (const path of ['/ui/login/idp/link', '/ui/login/idp/create']) {
+      const forged = await post(path, { pending: 'v1.AAAA.BBBB.CCCC', show: '1' });
+      expect(forged.status()).toBe(400);
+      expect(await forged.text()).toContain('cannot be used here');
+    }
+    // the failure page without an intent of this request names no provider, and says the reason as text
+    const failed = await page.request.get(`${origin}/ui/login/idp/failed?authRequestID=${requestId}&id=1&error=%3Cb%3Ex%3C%2Fb%3E`);
+    expect(failed.status()).toBe(400);
+    expect(await failed.text()).toContain('&lt;b&gt;x&lt;/b&gt;');
+    await context.close();
+  }, 60000);
 });

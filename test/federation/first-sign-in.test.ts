@@ -139,6 +139,8 @@ describe('autoLinking email', () => {
     const decided = await decideFirstSignIn(ctx, p, account(p, 'sub-alice', { email: 'alice@example.com', emailVerified: true }), ORG_A);
     expect(decided).toEqual({ kind: 'user', userId: alice, how: 'auto-linked' });
     expect((await linkOf(p.id, 'sub-alice'))?.user_id).toBe(alice);
+    const events = await database.db.selectFrom('events').select(['event_type', 'payload']).where('aggregate_id', '=', alice).execute();
+    expect(events).toEqual([{ event_type: 'user.human.externalidp.added', payload: { idpId: p.id, externalUserId: 'sub-alice' } }]);
     // The next time, the link finds her.
     expect(await decideFirstSignIn(ctx, p, account(p, 'sub-alice'), ORG_A)).toEqual({ kind: 'user', userId: alice, how: 'linked' });
   });
@@ -202,7 +204,7 @@ describe('isAutoCreation', () => {
     });
     expect((await linkOf(p.id, 'sub-ivan'))?.user_id).toBe(userId);
     const added = await database.db.selectFrom('events').select('event_type').where('aggregate_id', '=', userId).execute();
-    expect(added.map((e) => e.event_type)).toContain('user.human.added');
+    expect(added.map((e) => e.event_type)).toEqual(expect.arrayContaining(['user.human.added', 'user.human.externalidp.added']));
   });
 
   it('takes a free user name: the email when the upstream has none, a number appended when taken', async () => {

@@ -17,11 +17,12 @@
  * and an instance provider serves only the organizations that list it, so an upstream address,
  * verified or not, never reaches a user of an organization the provider does not serve. The
  * upstream's `emailVerified` is already false for generic OAuth (claims.ts). A linked user's
- * profile and email follow the upstream only with `isAutoUpdate`.
+ * profile and email follow the upstream only with `isAutoUpdate`. Links are made through links.ts
+ * (`user.human.externalidp.added`), users through the users wing.
  */
 import type { DB } from '../../store/database.ts';
 import { findHumansByVerifiedEmail } from '../../store/identity-providers.ts';
-import { findIdpLinkBySubject, insertIdpLink } from '../../store/idp-links.ts';
+import { findIdpLinkBySubject } from '../../store/idp-links.ts';
 import { findUserById, userNameTaken } from '../../store/users.ts';
 import type { MasterKey } from '../kernel/crypto.ts';
 import { newId } from '../kernel/ids.ts';
@@ -32,6 +33,7 @@ import { changeHuman, prepareHumanChanges, storeNewHuman, type AdminContext, typ
 import { effectiveState } from '../users/user-states.ts';
 import { userNameProblem } from '../users/user-rules.ts';
 import type { UpstreamProfile } from './claims.ts';
+import { addLink } from './links.ts';
 import { activeProviders, type Provider } from './providers.ts';
 
 /** What deciding and carrying out a first sign-in uses. */
@@ -135,7 +137,18 @@ export async function decideFirstSignIn(ctx: FirstSignInContext, provider: Provi
 export async function linkUser(ctx: FirstSignInContext, provider: Provider, userId: string, account: ExternalAccount): Promise<boolean> {
   const user = await usableUser(ctx.db, userId);
   if (user === undefined || !(await mayServe(ctx.db, provider, user.orgId))) return false;
-  return insertIdpLink(ctx.db, { instance_id: ctx.instanceId, idp_id: provider.id, user_id: userId, external_user_id: account.subject, external_user_name: account.userName });
+  try {
+    await ctx.db.transaction().execute((trx) => addLink(trx, userId, { id: userId, instanceId: ctx.instanceId, orgId: user.orgId, kind: 'human', hasPassword: true }, linkOf(provider, account)));
+    return true;
+  } catch (error) {
+    if (error instanceof Refusal && error.kind === 'exists') return false;
+    throw error;
+  }
+}
+
+/** The link's fields as links.ts takes them (ZITADEL's IDPLink: 1–200 characters each). */
+function linkOf(provider: Provider, account: ExternalAccount): { idpId: string; externalUserId: string; externalUserName: string } {
+  return { idpId: provider.id, externalUserId: account.subject, externalUserName: [...(account.userName || account.subject)].slice(0, 200).join('') };
 }
 
 const MAX_USER_NAME = 200;
@@ -189,9 +202,8 @@ export async function createLinkedUser(ctx: FirstSignInContext, provider: Provid
     };
     // The user is its own creator, as a self-registered one (registration.ts).
     await storeNewHuman(trx, { instanceId: ctx.instanceId, creator: userId }, orgId, { id: userId, userName, columns }, { selfRegistered: true });
-    const linked = await insertIdpLink(trx, { instance_id: ctx.instanceId, idp_id: provider.id, user_id: userId, external_user_id: account.subject, external_user_name: account.userName });
-    // Linked meanwhile (a second tab): no user without its link.
-    if (!linked) throw new Refusal('exists', 'IDP-LinkExists', 'the account at the provider is linked to another user already');
+    // Linked meanwhile (a second tab): addLink refuses ('exists'), and no user stays without its link.
+    await addLink(trx, userId, { id: userId, instanceId: ctx.instanceId, orgId, kind: 'human', hasPassword: false }, linkOf(provider, account));
   });
   return userId;
 }
