@@ -266,6 +266,17 @@ describeWithChromium('signing in with an external identity provider', () => {
     await page.click('text=Back to sign-in');
     await page.waitForSelector('input[name="loginName"]');
     await context.close();
+
+    const german = await freshPage('de-DE');
+    await authorize(german.page);
+    await german.page.getByRole('button', { name: 'Weiter mit Upstream Create' }).click();
+    await german.page.waitForURL(`${upstream.issuer}/**`);
+    await german.page.click('text=[ Cancel ]');
+    await german.page.waitForURL(`${origin}/ui/login/idp/failed**`);
+    expect(await german.page.textContent('h1')).toBe('Anmeldung fehlgeschlagen');
+    expect(await german.page.textContent('[role="alert"]')).toBe('Die Anmeldung mit Upstream Create ist nicht gelungen.');
+    expect(await german.page.locator('nav.links a').allTextContents()).toEqual(['Zurück zur Anmeldung']);
+    await german.context.close();
   }, 60000);
 
   it('forceMfaLocalOnly exempts a sign-in with a provider; forceMfa without it refuses one', async () => {
