@@ -93,6 +93,11 @@ describeWithChromium('the API reference page', () => {
     ['post', '/v2beta/authorizations/search', {}],
     ['get', '/v2/users/{user_id}/authentication_methods', { user_id: IDS.alice }],
     ['post', '/v2/users/pats/search', {}],
+    ['post', '/admin/v1/idps/templates/_search', {}],
+    ['post', '/admin/v1/policies/login/idps/_search', {}],
+    ['post', '/management/v1/idps/templates/_search', {}],
+    ['post', '/management/v1/policies/login/idps/_search', {}],
+    ['post', '/v2/users/{user_id}/links/_search', { user_id: IDS.alice }],
   ];
 
   it('lists every list call of the document here', async () => {

@@ -32,11 +32,22 @@ interface Row {
 }
 
 /**
+ * Seeds in one transaction without the pool's statement timeout (GATEHOUSE_STATEMENT_TIMEOUT_MS): a
+ * busy machine may take longer than that for the bulk inserts of tens of thousands of rows.
+ */
+async function seed(db: DB, users: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    await seedRows(trx, users);
+  });
+}
+
+/**
  * Users n = 1..users in six organizations (user names in both letter cases, some with '@' and LIKE's
  * wildcards); projects p0…p2 of org0…org2; each user authorized for one project, every seventh for a
  * second one, with pairs created in the same instant (the order then falls back to the id).
  */
-async function seed(db: DB, users: number): Promise<void> {
+async function seedRows(db: DB, users: number): Promise<void> {
   await sql`insert into instances (id, name) values (${INSTANCE}, 'grants')`.execute(db);
   await sql`insert into orgs (id, instance_id, name, primary_domain)
     select 'org' || k, ${INSTANCE}, 'Org ' || k, 'o' || k || '.grants.test' from generate_series(0, ${ORGS - 1}) k`.execute(db);

@@ -34,11 +34,22 @@ interface Row {
 }
 
 /**
+ * Seeds in one transaction without the pool's statement timeout (GATEHOUSE_STATEMENT_TIMEOUT_MS): a
+ * busy machine may take longer than that for the bulk inserts of tens of thousands of rows.
+ */
+async function seed(db: DB, count: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    await seedRows(trx, count);
+  });
+}
+
+/**
  * Users n = 1..count in the shapes the lists meet: plain and upper-case names, user names that are
  * addresses (with '@'), LIKE's wildcards in names, machines without an address, missing optional
  * names, and pairs created in the same instant (the order then falls back to the id).
  */
-async function seed(db: DB, count: number): Promise<void> {
+async function seedRows(db: DB, count: number): Promise<void> {
   await sql`insert into instances (id, name) values (${INSTANCE}, 'lists')`.execute(db);
   await sql`insert into orgs (id, instance_id, name, primary_domain)
     select 'org' || k, ${INSTANCE}, 'Org ' || k, 'o' || k || '.lists.test' from generate_series(0, ${ORGS - 1}) k`.execute(db);
