@@ -35,7 +35,7 @@ beforeAll(async () => {
   server = await startTestServer(
     managementDocument({
       users: [
-        ...[0, 1, 2, 3, 4].map((i) => ({ id: linkUser(i), userName: `linked-${i}`, password: 'Correct-Horse-9', email: `linked-${i}@managed.test`, emailVerified: true, givenName: 'L', familyName: String(i) })),
+        ...[0, 1, 2, 3, 4, 5].map((i) => ({ id: linkUser(i), userName: `linked-${i}`, password: 'Correct-Horse-9', email: `linked-${i}@managed.test`, emailVerified: true, givenName: 'L', familyName: String(i) })),
         { id: PASSWORDLESS, userName: 'no-password', email: 'no-password@managed.test', emailVerified: true, givenName: 'No', familyName: 'Password' },
       ],
     }),
@@ -206,6 +206,29 @@ describe('StartIdentityProviderIntent and RetrieveIdentityProviderIntent', () =>
     const retrieved = await rest(server, 'POST', `/v2/idp_intents/${id}`, tokens.orgAdmin, { idpIntentToken: token });
     expect(retrieved.status).toBe(200);
     expect(retrieved.json).toMatchObject({ idpInformation: { idpId: orgIdp, userId: 'ada', oauth: { accessToken: expect.any(String) } }, addHumanUser: { username: 'ada.l' } });
+    // the new field beside the deprecated one, as ZITADEL fills both
+    expect(retrieved.json['createUser']).toMatchObject({
+      organizationId: MGMT.org,
+      username: 'ada.l',
+      human: { profile: { givenName: 'Ada', familyName: 'Lovelace' }, email: { email: 'ada@example.org', isVerified: true } },
+    });
+    expect(retrieved.json['updateHumanUser']).toBeUndefined();
+  });
+
+  it('over REST, prefill the changes of a linked user, and pass the login hint on to the provider', async () => {
+    await users.addIDPLink({ userId: linkUser(5), idpLink: { idpId: orgIdp, userId: 'ada', userName: 'ada.l' } }, as('orgAdmin'));
+    const started = await rest(server, 'POST', '/v2/idp_intents', tokens.orgAdmin, { idpId: orgIdp, urls: { successUrl: SUCCESS, failureUrl: FAILURE, loginHint: 'ada@example.org' } });
+    expect(new URL(String(started.json['authUrl'])).searchParams.get('login_hint')).toBe('ada@example.org');
+    const back = await authorizeAtOidcProvider(String(started.json['authUrl']), 'ada', callbackUrl());
+    const { id, token, user } = successOf(await fetch(back.href, { redirect: 'manual' }));
+    expect(user).toBe(linkUser(5));
+    const retrieved = await rest(server, 'POST', `/v2/idp_intents/${id}`, tokens.orgAdmin, { idpIntentToken: token });
+    expect(retrieved.json).toMatchObject({ userId: linkUser(5), updateHumanUser: { userId: linkUser(5), username: 'ada.l', email: { email: 'ada@example.org', isVerified: true } } });
+    expect(retrieved.json['addHumanUser']).toBeUndefined();
+    expect(retrieved.json['createUser']).toBeUndefined();
+    const tooLong = await rest(server, 'POST', '/v2/idp_intents', tokens.orgAdmin, { idpId: orgIdp, urls: { successUrl: SUCCESS, failureUrl: FAILURE, loginHint: 'x'.repeat(201) } });
+    expect(tooLong).toMatchObject({ status: 400, json: { message: 'urls.loginHint: must be at most 200 characters' } });
+    await users.removeIDPLink({ userId: linkUser(5), idpId: orgIdp, linkedUserId: 'ada' }, as('orgAdmin'));
   });
 });
 

@@ -91,6 +91,17 @@ const laterBindings: Record<string, string> = {
   'zitadel.user.v2.UserService.ListPersonalAccessTokens': 'post /v2/users/pats/search body=* response=',
 };
 
+/**
+ * Fields ZITADEL added after the release `@zitadel/proto` was built from: its current protos have
+ * them (field numbers as there), the published descriptors not yet.
+ */
+const laterFields = new Set([
+  'zitadel.user.v2.RetrieveIdentityProviderIntentResponse.update_human_user',
+  'zitadel.user.v2.RetrieveIdentityProviderIntentResponse.create_user',
+  'zitadel.user.v2.IDPOAuthAccessInformation.refresh_token',
+  'zitadel.user.v2.RedirectURLs.login_hint',
+]);
+
 function httpRule(method: DescMethod, prefix = ''): string {
   if (!hasOption(method, http)) return 'none';
   const rule = getOption(method, http);
@@ -131,7 +142,7 @@ function compareServices(our: DescService, their: DescService): Comparison {
     for (const field of a.fields) {
       const match = b.fields.find((candidate) => candidate.number === field.number);
       if (match === undefined) {
-        problems.push(`field ${a.typeName}.${field.name} (${field.number}) is not in ZITADEL`);
+        if (!laterFields.has(`${a.typeName}.${field.name}`)) problems.push(`field ${a.typeName}.${field.name} (${field.number}) is not in ZITADEL`);
         continue;
       }
       const mine = describeField(field);

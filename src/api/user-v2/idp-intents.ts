@@ -10,13 +10,15 @@
  * - Only `urls`: Gatehouse has no LDAP providers, so `ldap` is InvalidArgument.
  * - The intent is used once: a second RetrieveIdentityProviderIntent is FailedPrecondition, as ZITADEL
  *   answers an intent its session check consumed. A wrong token is PermissionDenied.
- * - `add_human_user` is the user prefilled from the provider's answer (ZITADEL
- *   `internal/api/grpc/user/v2/intent.go`): the email marked verified only when an OpenID provider
- *   vouches for it (a generic OAuth server never does), otherwise left to the usual verification.
+ * - The user prefilled from the provider's answer (ZITADEL `internal/api/grpc/user/v2/intent.go`),
+ *   in the deprecated fields ZITADEL's own login reads and the new one: `add_human_user` and
+ *   `create_user` when no user is linked, `update_human_user` when one is (`update_user`, whose
+ *   message Gatehouse does not serve, stays unset). The email is marked verified only when an OpenID
+ *   provider vouches for it (a generic OAuth server never does).
  */
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import { Code, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
-import type { AddHumanUserRequestSchema, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
+import type { AddHumanUserRequestSchema, CreateUserRequestSchema, UpdateHumanUserRequestSchema, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
 import { consumeIntent, IntentTokenRefused, startIntent, type IntentContext, type SucceededIntent } from '../../domain/federation/intents.ts';
 import { anyProvider, type Provider } from '../../domain/federation/providers.ts';
@@ -58,12 +60,12 @@ async function allowedProvider(gh: Gatehouse, principal: Principal, idpId: strin
   return provider;
 }
 
-/** ZITADEL's prefilled AddHumanUserRequest: what the provider said, verified only where it vouches. */
-function prefilledHuman(intent: SucceededIntent): MessageInitShape<typeof AddHumanUserRequestSchema> {
+/** What the provider said, as the user fields of ZITADEL's requests: verified only where it vouches. */
+function prefilledParts(intent: SucceededIntent) {
   const { profile } = intent;
   const userName = profile.userName ?? profile.email;
   return {
-    ...(userName !== undefined ? { username: userName } : {}),
+    userName,
     profile: {
       givenName: profile.givenName ?? '',
       familyName: profile.familyName ?? '',
@@ -72,8 +74,30 @@ function prefilledHuman(intent: SucceededIntent): MessageInitShape<typeof AddHum
       ...(profile.locale !== undefined ? { preferredLanguage: profile.locale } : {}),
     },
     email: { email: profile.email ?? '', ...(profile.emailVerified ? { verification: { case: 'isVerified' as const, value: true } } : {}) },
-    ...(profile.phone !== undefined ? { phone: { phone: profile.phone, ...(profile.phoneVerified ? { verification: { case: 'isVerified' as const, value: true } } : {}) } } : {}),
+    phone: profile.phone === undefined ? undefined : { phone: profile.phone, ...(profile.phoneVerified ? { verification: { case: 'isVerified' as const, value: true } } : {}) },
   };
+}
+
+/** ZITADEL's prefilled AddHumanUserRequest (the deprecated field its own login still reads). */
+function prefilledHuman(intent: SucceededIntent): MessageInitShape<typeof AddHumanUserRequestSchema> {
+  const { userName, profile, email, phone } = prefilledParts(intent);
+  return { ...(userName !== undefined ? { username: userName } : {}), profile, email, ...(phone !== undefined ? { phone } : {}) };
+}
+
+/** The same user as ZITADEL's new CreateUserRequest, in the provider's organization (the instance's: none). */
+function prefilledCreate(intent: SucceededIntent, organizationId: string): MessageInitShape<typeof CreateUserRequestSchema> {
+  const { userName, profile, email, phone } = prefilledParts(intent);
+  return {
+    organizationId,
+    ...(userName !== undefined ? { username: userName } : {}),
+    userType: { case: 'human', value: { profile, email, ...(phone !== undefined ? { phone } : {}) } },
+  };
+}
+
+/** For a linked user: its changes from what the provider said, as UpdateHumanUserRequest. */
+function prefilledUpdate(intent: SucceededIntent, userId: string): MessageInitShape<typeof UpdateHumanUserRequestSchema> {
+  const { userName, profile, email, phone } = prefilledParts(intent);
+  return { userId, ...(userName !== undefined ? { username: userName } : {}), profile, ...(email.email !== '' ? { email } : {}), ...(phone !== undefined ? { phone } : {}) };
 }
 
 function idField(value: string, field: string): string {
@@ -93,7 +117,9 @@ export function intentMethods(gh: Gatehouse): IntentMethods {
       const urls = req.content.value;
       if (urls.successUrl === '') throw fieldError('urls.successUrl', 'is required');
       if (urls.failureUrl === '') throw fieldError('urls.failureUrl', 'is required');
-      const started = await startIntent(intentContext(gh), { provider, successUrl: urls.successUrl, failureUrl: urls.failureUrl });
+      if ((urls.loginHint ?? '').length > 200) throw fieldError('urls.loginHint', 'must be at most 200 characters');
+      const loginHint = urls.loginHint === undefined || urls.loginHint === '' ? {} : { loginHint: urls.loginHint };
+      const started = await startIntent(intentContext(gh), { provider, successUrl: urls.successUrl, failureUrl: urls.failureUrl, ...loginHint });
       return { details: changeDetails(started.details), nextStep: { case: 'authUrl', value: started.authUrl } };
     },
 
@@ -117,14 +143,24 @@ export function intentMethods(gh: Gatehouse): IntentMethods {
       return {
         details: changeDetails({ sequence: await latestSequence(gh.db), changeDate: new Date(), resourceOwner: provider?.orgId ?? gh.instanceId }),
         idpInformation: {
-          access: { case: 'oauth', value: { accessToken: intent.tokens.accessToken, ...(intent.tokens.idToken !== undefined ? { idToken: intent.tokens.idToken } : {}) } },
+          access: {
+            case: 'oauth',
+            value: {
+              accessToken: intent.tokens.accessToken,
+              ...(intent.tokens.idToken !== undefined ? { idToken: intent.tokens.idToken } : {}),
+              ...(intent.tokens.refreshToken !== undefined ? { refreshToken: intent.tokens.refreshToken } : {}),
+            },
+          },
           idpId: intent.providerId,
           userId: intent.subject,
           userName: intent.userName ?? '',
           rawInformation: raw as JsonObject,
         },
         userId: intent.linkedUserId ?? '',
-        addHumanUser: prefilledHuman(intent),
+        // Both the deprecated fields and the new one, as ZITADEL fills them (its own login reads the old).
+        ...(intent.linkedUserId === undefined
+          ? { addHumanUser: prefilledHuman(intent), userAction: { case: 'createUser' as const, value: prefilledCreate(intent, provider?.orgId ?? '') } }
+          : { updateHumanUser: prefilledUpdate(intent, intent.linkedUserId) }),
       };
     },
   };

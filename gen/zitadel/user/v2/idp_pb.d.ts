@@ -57,6 +57,13 @@ export declare type RedirectURLs = Message<"zitadel.user.v2.RedirectURLs"> & {
    * @generated from field: string failure_url = 2;
    */
   failureUrl: string;
+
+  /**
+   * Passed on to the provider as its `login_hint` (OpenID providers); at most 200 characters.
+   *
+   * @generated from field: optional string login_hint = 3;
+   */
+  loginHint?: string | undefined;
 };
 
 /**
@@ -131,6 +138,11 @@ export declare type IDPOAuthAccessInformation = Message<"zitadel.user.v2.IDPOAut
    * @generated from field: optional string id_token = 2;
    */
   idToken?: string | undefined;
+
+  /**
+   * @generated from field: optional string refresh_token = 3;
+   */
+  refreshToken?: string | undefined;
 };
 
 /**

@@ -1797,11 +1797,33 @@ export declare type RetrieveIdentityProviderIntentResponse = Message<"zitadel.us
 
   /**
    * A user prefilled from what the provider said, for AddHumanUser; the email is verified only
-   * when an OpenID provider vouches for it.
+   * when an OpenID provider vouches for it. Set when no user is linked (deprecated in ZITADEL, whose
+   * own login still reads it).
    *
    * @generated from field: zitadel.user.v2.AddHumanUserRequest add_human_user = 4;
    */
   addHumanUser?: AddHumanUserRequest | undefined;
+
+  /**
+   * The linked user's changes from what the provider said, for UpdateHumanUser; set when a user is
+   * linked (deprecated in ZITADEL, whose own login still reads it).
+   *
+   * @generated from field: zitadel.user.v2.UpdateHumanUserRequest update_human_user = 5;
+   */
+  updateHumanUser?: UpdateHumanUserRequest | undefined;
+
+  /**
+   * @generated from oneof zitadel.user.v2.RetrieveIdentityProviderIntentResponse.user_action
+   */
+  userAction: {
+    /**
+     * The same prefilled user as add_human_user, for CreateUser.
+     *
+     * @generated from field: zitadel.user.v2.CreateUserRequest create_user = 6;
+     */
+    value: CreateUserRequest;
+    case: "createUser";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
