@@ -6,6 +6,10 @@ describe('route labels for metrics', () => {
     expect(routeLabel('/.well-known/openid-configuration?x=1')).toBe('/.well-known/openid-configuration');
     expect(routeLabel('/ui/login/password')).toBe('/ui');
     expect(routeLabel('/v2/users/123')).toBe('rest:v2');
+    expect(routeLabel('/idps/callback?state=x&code=y')).toBe('/idps/callback');
+    expect(routeLabel('/management/v1/policies/login')).toBe('rest:management');
+    expect(routeLabel('/admin/v1/idps/templates/_search')).toBe('rest:admin');
+    expect(routeLabel('/assets/v1/123/policy/label/logo-1')).toBe('/assets');
   });
 
   it("names the API's procedures by service and method", () => {

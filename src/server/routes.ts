@@ -21,6 +21,7 @@ const KNOWN = new Set([
   '/metrics',
   '/openapi.json',
   '/docs',
+  '/idps/callback',
 ]);
 
 export function routeLabel(url: string): string {
@@ -29,6 +30,8 @@ export function routeLabel(url: string): string {
   if (KNOWN.has(path)) return path;
   if (path.startsWith('/zitadel.')) return PROCEDURES.has(path) ? path : 'other';
   if (path.startsWith('/auth/v1/') || path.startsWith('/v3alpha/') || path.startsWith('/v2/') || path.startsWith('/v2beta/')) return `rest:${path.split('/')[1]}`;
+  if (path.startsWith('/management/v1/') || path.startsWith('/admin/v1/')) return `rest:${path.split('/')[1]}`;
+  if (path.startsWith('/assets/v1/')) return '/assets';
   if (path.startsWith('/ui/')) return '/ui';
   if (path.startsWith('/docs/')) return '/docs';
   return 'other';
