@@ -21,6 +21,15 @@ import { goToCallback } from './flow.ts';
  * round trips to the database per sign-in). The cookie is set once that has committed.
  */
 export async function finishWithAuthentication(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[], at?: Date): Promise<void> {
+  await recordSignIn(gh, res, request, userId, amr, at);
+  goToCallback(gh, res, request.id);
+}
+
+/**
+ * What finishWithAuthentication does but the redirect: the sign-in recorded, the fresh cookie set.
+ * For a step that answers with a page of its own (steps/idp.ts).
+ */
+export async function recordSignIn(gh: Gatehouse, res: Response, request: AuthRequest, userId: string, amr: string[], at?: Date): Promise<void> {
   const browser = renewedBrowser(gh);
   await gh.db.transaction().execute(async (trx) => {
     await clearLockout(trx, userId);
@@ -29,7 +38,6 @@ export async function finishWithAuthentication(gh: Gatehouse, res: Response, req
     await moveBrowser(trx, gh.instanceId, request.browser, browser.hash);
   });
   browser.issue(res);
-  goToCallback(gh, res, request.id);
 }
 
 /** The user chose a session of this browser that still satisfies the request. */

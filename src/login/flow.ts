@@ -158,7 +158,12 @@ export function goToStep(gh: Gatehouse, res: Response, step: StepName, requestId
 
 /** The login is done: back to /authorize, which answers the client (code or tokens). */
 export function goToCallback(gh: Gatehouse, res: Response, requestId: string): void {
-  seeOther(res, `${gh.config.externalUrl}${AUTHORIZE_CALLBACK_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+  seeOther(res, callbackUrl(gh, requestId));
+}
+
+/** Where a finished sign-in continues: /authorize's callback for the request. */
+export function callbackUrl(gh: Gatehouse, requestId: string): string {
+  return `${gh.config.externalUrl}${AUTHORIZE_CALLBACK_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
 }
 
 /** The passkey-first step (steps/passkey.ts). */

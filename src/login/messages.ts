@@ -174,6 +174,7 @@ export interface Messages extends PageTexts {
   idpUserNameTaken: string;
   idpInvalidEmail: string;
   idpMfaUnavailable: string;
+  idpSigningIn: string;
 }
 
 const en: Messages = {
@@ -332,6 +333,7 @@ const en: Messages = {
   idpUserName: 'User name',
   idpUserNameTaken: 'This user name is taken. Please choose another one.',
   idpInvalidEmail: 'Enter an email address like alice@example.com.',
+  idpSigningIn: 'Signing you in',
   idpMfaUnavailable: 'This organization asks for a second factor of its own at every sign-in, which a sign-in with an external account cannot give here. Please sign in with your login name.',
 };
 
@@ -491,6 +493,7 @@ const de: Messages = {
   idpUserName: 'Benutzername',
   idpUserNameTaken: 'Dieser Benutzername ist vergeben. Bitte wählen Sie einen anderen.',
   idpInvalidEmail: 'Geben Sie eine E-Mail-Adresse wie alice@example.com ein.',
+  idpSigningIn: 'Sie werden angemeldet',
   idpMfaUnavailable: 'Diese Organisation verlangt bei jeder Anmeldung einen eigenen zweiten Faktor, den eine Anmeldung mit einem externen Konto hier nicht geben kann. Bitte melden Sie sich mit Ihrem Anmeldenamen an.',
 };
 

@@ -41,8 +41,8 @@ import { Refusal } from '../../domain/kernel/refusals.ts';
 import { html } from '../../http/html.ts';
 import { LOGIN_UI_PATH } from '../../http/paths.ts';
 import { seeOther } from '../../http/respond.ts';
-import { finishWithAuthentication } from '../finish.ts';
-import { clientAddress, mfaRequired, openStep, REQUEST_PARAM, sendStep, stepFields, stepPage, stepPath, submitStep, type Step, type Submission } from '../flow.ts';
+import { finishWithAuthentication, recordSignIn } from '../finish.ts';
+import { callbackUrl, clientAddress, mfaRequired, openStep, REQUEST_PARAM, sendStep, stepFields, stepPage, stepPath, submitStep, type Step, type Submission } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 
 export const IDP_PATH = `${LOGIN_UI_PATH}/idp`;
@@ -155,9 +155,18 @@ function pendingFields(step: Step, sealed: string) {
  * An external sign-in of `userId` is complete: with the provider's amr, unless the login policy
  * asks for a local second factor (forceMfa without forceMfaLocalOnly, flow.ts mfaRequired).
  */
-async function finishExternal(gh: Gatehouse, res: Response, step: Step, userId: string, amr: string[]): Promise<void> {
+async function finishExternal(gh: Gatehouse, res: Response, step: Step, userId: string, amr: string[], via: 'redirect' | 'page' = 'redirect'): Promise<void> {
   if (mfaRequired(step.settings.login, 'external')) return sendFailure(res, step, 403, step.m.idpMfaUnavailable);
-  await finishWithAuthentication(gh, res, step.request, userId, [...new Set(amr)]);
+  if (via === 'redirect') return finishWithAuthentication(gh, res, step.request, userId, [...new Set(amr)]);
+  await recordSignIn(gh, res, step.request, userId, [...new Set(amr)]);
+  // Back from the provider, the browser is still in the redirects that followed the form it sent
+  // there, and browsers hold all of them to that page's form-action (w3c/webappsec-csp#8): a
+  // provider whose login page admits only its own client (Gatehouse, ZITADEL) would stop the last
+  // redirect, to the application. A page that moves on by itself (Refresh) starts a navigation of
+  // its own; its link is there for browsers that do not follow Refresh.
+  const next = callbackUrl(gh, step.request.id);
+  res.set('Refresh', `0; url=${next}`);
+  sendStep(res, step, 200, stepPage(step, { title: step.m.idpSigningIn, body: html`<p>${link(next, step.m.continue)}</p>` }));
 }
 
 // ---- the pages ----
@@ -267,7 +276,7 @@ export function idpStep(gh: Gatehouse) {
       if (provider === undefined) return sendFailure(res, step, 400, step.m.idpUnusable);
       const account: ExternalAccount = { providerId: provider.id, subject: intent.subject, userName: intent.userName ?? intent.profile.email ?? intent.subject, profile: intent.profile };
       const decided = await decideFirstSignIn(firstSignInContext(gh), provider, account, step.orgId);
-      if (decided.kind === 'user') return finishExternal(gh, res, step, decided.userId, intent.amr);
+      if (decided.kind === 'user') return finishExternal(gh, res, step, decided.userId, intent.amr, 'page');
       if (decided.kind === 'refused') return sendFailure(res, step, 403, step.m.idpUnusable);
       const sealed = seal(gh, { requestId: step.request.id, ...account, amr: intent.amr, expires: Math.floor(Date.now() / 1000) + PENDING_SECONDS });
       if (decided.kind === 'confirm') {
