@@ -8,7 +8,7 @@
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { AdminService } from '@zitadel/proto/zitadel/admin_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
-import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { AuthenticationMethodType, UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiTokens, failure, managementDocument, MGMT, rest, transports, type Caller } from '../support/management.ts';
 import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
@@ -246,10 +246,13 @@ describe.each(transports(() => server))('the link calls over %s', (name, transpo
     const listed = await client.listIDPLinks({ userId }, as('orgAdmin'));
     expect(listed.result).toEqual([expect.objectContaining({ idpId: orgIdp, userId: `sub-${index}`, userName: `upstream-${index}` })]);
     expect(listed.details?.totalResult).toBe(1n);
+    // ListAuthenticationMethodTypes names the account at the provider, in the enum's order
+    expect((await client.listAuthenticationMethodTypes({ userId }, as('orgAdmin'))).authMethodTypes).toEqual([AuthenticationMethodType.PASSWORD, AuthenticationMethodType.IDP]);
     const taken = await failure(client.addIDPLink({ userId: MGMT.alice, idpLink: { idpId: orgIdp, userId: `sub-${index}`, userName: 'again' } }, as('orgAdmin')));
     expect(taken.code).toBe(Code.AlreadyExists);
     await client.removeIDPLink({ userId, idpId: orgIdp, linkedUserId: `sub-${index}` }, as('iamAdmin'));
     expect((await client.listIDPLinks({ userId }, as('orgAdmin'))).result).toEqual([]);
+    expect((await client.listAuthenticationMethodTypes({ userId }, as('orgAdmin'))).authMethodTypes).toEqual([AuthenticationMethodType.PASSWORD]);
     expect((await failure(client.removeIDPLink({ userId, idpId: orgIdp, linkedUserId: `sub-${index}` }, as('orgAdmin')))).code).toBe(Code.NotFound);
     const events = await server.running.gh.db.selectFrom('events').select(['event_type', 'payload']).where('aggregate_id', '=', userId).where('event_type', 'like', 'user.human.externalidp.%').execute();
     expect(events.map((event) => event.event_type)).toEqual(['user.human.externalidp.added', 'user.human.externalidp.removed']);

@@ -21,6 +21,7 @@ import { countFailedAttempt } from '../../domain/sign-in/lockout.ts';
 import { addOtpFactor, hasReadyOtp, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../../domain/credentials/otp.ts';
 import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
 import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
+import { countUserIdpLinks } from '../../store/idp-links.ts';
 import { requirePrincipal } from '../auth-interceptor.ts';
 import { apiError } from '../errors.ts';
 import { changeDetails, listDetails } from '../management/details.ts';
@@ -100,6 +101,8 @@ export function totpMethods(gh: Gatehouse): TotpMethods {
         // Passkeys are bound to a relying party id; `domainQuery.domain` asks about one of them.
         const domain = req.domainQuery?.domain.trim().toLowerCase() || undefined;
         if (await hasReadyPasskey(gh.db, target.row.id, domain)) types.push(AuthenticationMethodType.PASSKEY);
+        // An account at an identity provider (docs/federation.md#links); the list keeps the enum's order.
+        if ((await countUserIdpLinks(gh.db, target.row.id)) > 0) types.push(AuthenticationMethodType.IDP);
         if (await hasReadyOtp(gh.db, target.row.id)) types.push(AuthenticationMethodType.TOTP);
       }
       return { details: listDetails(types.length, await latestSequence(gh.db)), authMethodTypes: types };
