@@ -8,7 +8,8 @@
  * - `GET /ui/login/idp/done`: where the provider's callback (/idps/callback) sends the browser. The
  *   intent is used once, and only when it was started for this browser's pending request: an intent
  *   of another browser, carried here in a link, is refused. The first-sign-in decisions
- *   (domain/federation/first-sign-in.ts) then find or make the user, or the person chooses.
+ *   (domain/federation/first-sign-in.ts) then find or make the user, or the person chooses. A
+ *   sign-in continues to the application from a page that moves on by itself (see finishExternal).
  * - `GET /ui/login/idp/failed`: the provider said no (or could not be reached): Gatehouse's error
  *   page with the provider's name and the reason, and a way back to the sign-in; never a redirect to
  *   the client.
