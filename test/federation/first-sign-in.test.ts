@@ -5,6 +5,7 @@
  * person's own sign-in, auto-creation makes a linked user without a password, and otherwise the
  * person chooses. An organization's provider never reaches another organization's users.
  */
+import { Directory } from '../../src/domain/instance/directory.ts';
 import { addOrgLoginPolicy, changeLoginPolicy, DEFAULT_LOGIN } from '../../src/domain/instance/policies.ts';
 import { MasterKey } from '../../src/domain/kernel/crypto.ts';
 import {
@@ -248,5 +249,18 @@ describe('nothing found', () => {
     });
     const other = await user(ORG_A, 'other-form', null, false);
     expect(await linkUser(ctx, p, other, account(p, 'sub-form'))).toBe(false);
+  });
+});
+
+describe('the providers the login name page offers (the directory\'s cache)', () => {
+  it('lists the active providers of the policy in force, with the origin the button goes to; none while external sign-in is off', async () => {
+    const listed = await provider(ORG_B, {});
+    const directory = new Directory(database.db);
+    const offered = (await directory.orgSettings(INSTANCE, ORG_B)).idps;
+    expect(offered).toContainEqual({ id: listed.id, name: listed.name, origin: 'https://upstream.example.com' });
+    // C follows the instance's policy, which lists providers but allows no external sign-in.
+    await provider(undefined, {}, [undefined]);
+    expect((await directory.orgSettings(INSTANCE, ORG_C)).idps).toEqual([]);
+    expect((await directory.orgSettings(INSTANCE, ORG_A)).idps.some((idp) => idp.id === listed.id)).toBe(false);
   });
 });
