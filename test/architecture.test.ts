@@ -74,6 +74,16 @@ describe('the architecture', () => {
     expect(writers).toEqual([]);
   });
 
+  it('the endpoints never import each other (what they share lives in src/http/ or below)', () => {
+    const endpointOf = (file: string) => /^src\/(api|oauth|login)\//.exec(file)?.[1];
+    const crossings = all.flatMap((s) => {
+      const own = endpointOf(s.file);
+      if (own === undefined) return [];
+      return importsOf(s).filter((i) => endpointOf(i.target) !== undefined && endpointOf(i.target) !== own).map((i) => `${s.file} -> ${i.target}`);
+    });
+    expect(crossings).toEqual([]);
+  });
+
   it('no file of the domain or the mail worker takes the whole server (src/context.ts)', () => {
     const takers = all.filter((s) => /^src\/(domain|mail)\//.test(s.file) && importsOf(s).some((i) => i.target === 'src/context.ts')).map((s) => s.file);
     expect(takers).toEqual([]);

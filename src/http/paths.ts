@@ -15,3 +15,9 @@ export const LOGOUT_CONFIRM_PATH = `${LOGIN_UI_PATH}/logout`;
 
 /** The page after a logout with nowhere to redirect to. */
 export const LOGGED_OUT_PATH = `${LOGIN_UI_PATH}/logged-out`;
+
+/**
+ * Where /authorize sends a known user to sign in again (a session that lacks the second factor the
+ * login policy asks for): the login UI picks the first step (passkey or password).
+ */
+export const FIRST_FACTOR_PATH = `${LOGIN_UI_PATH}/first-factor`;

@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import type { OrgSettings } from '../domain/instance/directory.ts';
-import type { LoginPolicy } from '../domain/instance/policies.ts';
+import { mfaRequired, sessionLacksMfa, type LoginPolicy } from '../domain/instance/policies.ts';
 import { hasReadyPasskey } from '../domain/passkeys/passkeys.ts';
 import { relyingParty } from '../domain/passkeys/passkey-party.ts';
 import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
@@ -166,24 +166,11 @@ export function callbackUrl(gh: Gatehouse, requestId: string): string {
   return `${gh.config.externalUrl}${AUTHORIZE_CALLBACK_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`;
 }
 
+/** The login policy's second-factor rules, for the steps (domain/instance/policies.ts). */
+export { mfaRequired, sessionLacksMfa };
+
 /** The passkey-first step (steps/passkey.ts). */
 export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
-
-/**
- * Whether the login policy asks this sign-in for a local second factor (docs/branding-and-login-policy.md#what-the-login-pages-honour):
- * every local sign-in under `forceMfa` or `forceMfaLocalOnly`; a sign-in through an external
- * identity provider only under `forceMfa` without `forceMfaLocalOnly`, which exempts those
- * (docs/federation.md#signing-in-with-a-provider).
- */
-export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, kind: 'local' | 'external' = 'local'): boolean {
-  if (kind === 'external') return login.forceMfa && !login.forceMfaLocalOnly;
-  return login.forceMfa || login.forceMfaLocalOnly;
-}
-
-/** Whether a session (its `amr`) lacks the second factor the login policy asks of it: a sign-in with a provider has `fed`. */
-export function sessionLacksMfa(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, amr: readonly string[]): boolean {
-  return mfaRequired(login, amr.includes('fed') ? 'external' : 'local') && !amr.includes('mfa');
-}
 
 /**
  * The relying party id when sign-in with a passkey is offered: a valid relying party and a policy

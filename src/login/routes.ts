@@ -26,6 +26,7 @@ import { idpStep } from './steps/idp.ts';
 import { registerStep } from './steps/register.ts';
 import { verifyEmailStep } from './steps/verify-email.ts';
 import { logoutCancelledPage, logoutStep } from './steps/logout.ts';
+import { goToFirstFactor, openStep } from './flow.ts';
 
 export { renderLoggedOutPage } from './steps/logged-out.ts';
 
@@ -52,6 +53,15 @@ export function loginRouter(gh: Gatehouse): express.Router {
     router.post(`/${name}`, step.submit);
     router.all(`/${name}`, notAllowed('GET, POST'));
   }
+  // A known user who must sign in again (authorize-finish.ts: a session without the second factor
+  // the policy asks for): the first step for that user.
+  router.get('/first-factor', (req, res, next) =>
+    void (async () => {
+      const step = await openStep(gh, req, res);
+      if (step !== undefined) await goToFirstFactor(gh, res, step.request.id, step.request.userId, step.settings.login);
+    })().catch(next),
+  );
+  router.all('/first-factor', notAllowed('GET'));
   // docs/passkeys.md#signing-in-with-a-passkey: the passkey-first step and the assertion (GET, POST),
   // the script's challenge (POST).
   const passkey = passkeyStep(gh);

@@ -6,8 +6,9 @@
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../context.ts';
 import { closeAuthRequest, issueCode, pendingAuthRequest, rememberLoginName, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
-import { goToFirstFactor, sessionLacksMfa } from '../login/flow.ts';
 import { sessionById, touchSession, type UserSession } from '../domain/sign-in/sessions.ts';
+import { sessionLacksMfa } from '../domain/instance/policies.ts';
+import { FIRST_FACTOR_PATH } from '../http/paths.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { renderErrorPage } from '../http/error-page.ts';
 import { issueIdToken } from './id-token.ts';
@@ -56,7 +57,7 @@ export async function finishAuthorization(gh: Gatehouse, _req: Request, res: Res
       return;
     }
     await rememberLoginName(gh.db, request.id, user.loginName, user.id);
-    await goToFirstFactor(gh, res, request.id, user.id, login);
+    res.redirect(303, `${gh.config.externalUrl}${FIRST_FACTOR_PATH}?authRequestID=${encodeURIComponent(request.id)}`);
     return;
   }
   const refusal = await projectAccessRefusal(gh, app, user);

@@ -5,6 +5,7 @@
  * once.
  */
 import { apiAudienceScope } from '../config/index.ts';
+import { idpScopePattern } from '../domain/federation/idp-scope.ts';
 import type { Gatehouse } from '../context.ts';
 import { InvalidScope } from './errors.ts';
 
@@ -55,21 +56,6 @@ export function roleScopesOf(serviceName: string, scopes: readonly string[]): Ro
     if (match) result.keys.push(match[1]!);
   }
   return result;
-}
-
-const idpScopePattern = once((serviceName) => new RegExp(`^urn:${serviceName}:iam:org:idp:id:([0-9A-Za-z_-]+)$`));
-
-/**
- * The provider named by the scope `urn:<service>:iam:org:idp:id:{idpId}` among `scopes`
- * (docs/federation.md#signing-in-with-a-provider): the login UI goes straight to it.
- */
-export function idpOfScopes(serviceName: string, scopes: readonly string[]): string | undefined {
-  const pattern = idpScopePattern(serviceName);
-  for (const scope of scopes) {
-    const match = pattern.exec(scope);
-    if (match) return match[1]!;
-  }
-  return undefined;
 }
 
 export interface GrantedScopes {

@@ -607,3 +607,19 @@ export async function declareLoginPolicy(trx: DB, writer: PolicyWriter, owner: P
   }
   return (await changeLoginPolicy(trx, writer, owner, desired)) !== undefined;
 }
+
+/**
+ * Whether the login policy asks this sign-in for a local second factor (docs/branding-and-login-policy.md#what-the-login-pages-honour):
+ * every local sign-in under `forceMfa` or `forceMfaLocalOnly`; a sign-in through an external
+ * identity provider only under `forceMfa` without `forceMfaLocalOnly`, which exempts those
+ * (docs/federation.md#signing-in-with-a-provider).
+ */
+export function mfaRequired(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, kind: 'local' | 'external' = 'local'): boolean {
+  if (kind === 'external') return login.forceMfa && !login.forceMfaLocalOnly;
+  return login.forceMfa || login.forceMfaLocalOnly;
+}
+
+/** Whether a session (its `amr`) lacks the second factor the login policy asks of it: a sign-in with a provider has `fed`. */
+export function sessionLacksMfa(login: Pick<LoginPolicy, 'forceMfa' | 'forceMfaLocalOnly'>, amr: readonly string[]): boolean {
+  return mfaRequired(login, amr.includes('fed') ? 'external' : 'local') && !amr.includes('mfa');
+}

@@ -28,7 +28,7 @@ import { goToFirstFactor, openStep, REQUEST_PARAM, passkeysAllowed, sendStep, st
 import { button, field, link } from '../layout.ts';
 import { passkeyForm, sendPasskeyStep } from '../passkey-page.ts';
 import { registrationOrg } from '../../domain/users/registration.ts';
-import { idpOfScopes } from '../../oauth/scopes.ts';
+import { idpOfScopes } from '../../domain/federation/idp-scope.ts';
 import { goToProvider, IDP_PATH, offeredProvider } from './idp.ts';
 
 /** Longer than any userName@domain we would create (user names ≤ 100, domains ≤ 253). */
