@@ -117,6 +117,21 @@ describe('StartIdentityProviderIntent and RetrieveIdentityProviderIntent', () =>
     expect(JSON.stringify(row)).not.toContain(access.accessToken);
   });
 
+  it('prefill a user that AddHumanUser creates linked, as ZITADEL\'s own login does; a link that cannot be made creates no user', async () => {
+    const first = successOf((await signIn(orgIdp)).response);
+    const retrieved = await users.retrieveIdentityProviderIntent({ idpIntentId: first.id, idpIntentToken: first.token }, as('orgAdmin'));
+    expect(retrieved.addHumanUser?.idpLinks).toEqual([expect.objectContaining({ idpId: orgIdp, userId: 'ada', userName: 'ada.l' })]);
+    const refused = await failure(users.addHumanUser({ ...retrieved.addHumanUser!, username: 'ada-elsewhere', idpLinks: retrieved.addHumanUser!.idpLinks.map((link) => ({ ...link, idpId: otherIdp })) }, as('orgAdmin')));
+    expect(refused).toMatchObject({ code: Code.NotFound, message: expect.stringMatching(/^idpLinks\[0\]\.idpId: /) });
+    expect(await server.running.gh.db.selectFrom('users').select('id').where('user_name', '=', 'ada-elsewhere').execute()).toEqual([]);
+
+    const created = await users.addHumanUser(retrieved.addHumanUser!, as('orgAdmin')); // in the caller's own organization
+    expect((await users.listIDPLinks({ userId: created.userId }, as('orgAdmin'))).result).toEqual([expect.objectContaining({ idpId: orgIdp, userId: 'ada' })]);
+    // the next sign-in at the provider names the user
+    expect(successOf((await signIn(orgIdp)).response).user).toBe(created.userId);
+    await users.deleteUser({ userId: created.userId }, as('orgAdmin'));
+  });
+
   it('take the callback as a form post too', async () => {
     const { response } = await signIn(orgIdp, 'orgAdmin', 'POST');
     const { id, token } = successOf(response);

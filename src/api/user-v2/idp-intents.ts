@@ -81,7 +81,12 @@ function prefilledParts(intent: SucceededIntent) {
 /** ZITADEL's prefilled AddHumanUserRequest (the deprecated field its own login still reads). */
 function prefilledHuman(intent: SucceededIntent): MessageInitShape<typeof AddHumanUserRequestSchema> {
   const { userName, profile, email, phone } = prefilledParts(intent);
-  return { ...(userName !== undefined ? { username: userName } : {}), profile, email, ...(phone !== undefined ? { phone } : {}) };
+  return { ...(userName !== undefined ? { username: userName } : {}), profile, email, ...(phone !== undefined ? { phone } : {}), idpLinks: [linkOf(intent)] };
+}
+
+/** The account at the provider, to link to the user created from the prefilled request. */
+function linkOf(intent: SucceededIntent) {
+  return { idpId: intent.providerId, userId: intent.subject, userName: intent.userName ?? intent.profile.email ?? intent.subject };
 }
 
 /** The same user as ZITADEL's new CreateUserRequest, in the provider's organization (the instance's: none). */
@@ -90,7 +95,7 @@ function prefilledCreate(intent: SucceededIntent, organizationId: string): Messa
   return {
     organizationId,
     ...(userName !== undefined ? { username: userName } : {}),
-    userType: { case: 'human', value: { profile, email, ...(phone !== undefined ? { phone } : {}) } },
+    userType: { case: 'human', value: { profile, email, ...(phone !== undefined ? { phone } : {}), idpLinks: [linkOf(intent)] } },
   };
 }
 

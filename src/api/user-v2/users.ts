@@ -20,10 +20,12 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import type { Organization } from '../../../gen/zitadel/object/v2/object_pb.js';
+import type { IDPLink } from '../../../gen/zitadel/user/v2/idp_pb.js';
 import type { UpdateHumanUserRequest, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
+import { addLink } from '../../domain/federation/links.ts';
 import type { Gatehouse } from '../../context.ts';
 import { latestSequence } from '../../domain/kernel/events.ts';
-import type { Principal } from '../../domain/kernel/principal.ts';
+import { creatorOf, type Principal } from '../../domain/kernel/principal.ts';
 import {
   addHuman,
   addMachine,
@@ -48,6 +50,9 @@ import { targetUser, type TargetUser } from './target.ts';
 import { addHumanInput, emailInput, invalidField, passwordInput, phoneInput, profileInput } from './user-input.ts';
 import { userMessage } from './user-message.ts';
 import { readListUsers } from './user-query.ts';
+
+/** Links a new user may come with: a person has a few accounts elsewhere, not hundreds. */
+const MAX_NEW_USER_LINKS = 20;
 
 export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserService>> {
   const admin = (principal: Principal): AdminContext => adminContext(gh, principal);
@@ -106,13 +111,29 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
     if (check.kind === 'invalid') throw invalidField('password.currentPassword', 'is not the current password');
   }
 
+  /**
+   * Links the new user to accounts at identity providers (`idp_links` of AddHumanUser and
+   * CreateUser, as ZITADEL's login creates a user after a sign-in at a provider), in the user's own
+   * transaction: a link that cannot be made creates no user.
+   */
+  async function linkNewUser(trx: DB, principal: Principal, user: { id: string; orgId: string; hasPassword: boolean }, links: readonly IDPLink[], field: string): Promise<void> {
+    if (links.length > MAX_NEW_USER_LINKS) throw invalidField(field, `must be at most ${MAX_NEW_USER_LINKS}`);
+    for (const [i, link] of links.entries()) {
+      await addLink(trx, creatorOf(principal), { ...user, instanceId: gh.instanceId, kind: 'human' }, { idpId: link.idpId, externalUserId: link.userId, externalUserName: link.userName }, `${field}[${i}].`);
+    }
+  }
+
   return {
     async addHumanUser(req, ctx) {
       const principal = requirePrincipal(ctx);
       const managed = requireManager(principal);
       const orgId = await creationOrg(gh.db, principal, managed, req.organization?.org ?? { case: undefined });
       const prepared = await prepareHuman(addHumanInput(req));
-      const added = await gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared));
+      const added = await gh.db.transaction().execute(async (trx) => {
+        const user = await addHuman(trx, admin(principal), orgId, prepared);
+        await linkNewUser(trx, principal, { id: user.id, orgId, hasPassword: prepared.columns.password_hash != null }, req.idpLinks, 'idpLinks');
+        return user;
+      });
       gh.directory.clear();
       return { userId: added.id, details: changeDetails(added.details, added.createdAt), ...(added.emailCode !== undefined ? { emailCode: added.emailCode } : {}) };
     },
@@ -136,7 +157,11 @@ export function userMethods(gh: Gatehouse): Partial<ServiceImpl<typeof UserServi
           totpSecret: human.totpSecret,
         };
         const prepared = await prepareHuman(input, 'human.');
-        added = await gh.db.transaction().execute((trx) => addHuman(trx, admin(principal), orgId, prepared));
+        added = await gh.db.transaction().execute(async (trx) => {
+          const user = await addHuman(trx, admin(principal), orgId, prepared);
+          await linkNewUser(trx, principal, { id: user.id, orgId, hasPassword: prepared.columns.password_hash != null }, human.idpLinks, 'human.idpLinks');
+          return user;
+        });
       } else {
         const machine = type.value;
         const prepared = prepareMachine({ id: req.userId, userName: req.username, name: machine.name, description: machine.description });

@@ -15,6 +15,7 @@ import type { Passkey, SetHumanProfile, User } from "./user_pb.js";
 import type { ReturnEmailVerificationCode, SendEmailVerificationCode, SetHumanEmail } from "./email_pb.js";
 import type { SetHumanPhone } from "./phone_pb.js";
 import type { Password, ReturnPasswordResetCode, SendPasswordResetLink, SetPassword } from "./password_pb.js";
+import type { IDPInformation, IDPLink, LDAPCredentials, RedirectURLs } from "./idp_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Details, ListDetails, ListQuery, Organization } from "../../object/v2/object_pb.js";
 import type { SearchQuery, UserFieldName } from "./query_pb.js";
@@ -22,7 +23,6 @@ import type { PasskeyAuthenticator, PasskeyRegistrationCode, ReturnPasskeyRegist
 import type { PaginationRequest, PaginationResponse } from "../../filter/v2/filter_pb.js";
 import type { Key, KeyFieldName, KeysSearchFilter } from "./key_pb.js";
 import type { PersonalAccessToken, PersonalAccessTokenFieldName, PersonalAccessTokensSearchFilter } from "./pat_pb.js";
-import type { IDPInformation, IDPLink, LDAPCredentials, RedirectURLs } from "./idp_pb.js";
 
 /**
  * Describes the file zitadel/user/v2/user_service.proto.
@@ -110,6 +110,13 @@ export declare type CreateUserRequest_Human = Message<"zitadel.user.v2.CreateUse
     value: Password;
     case: "password";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Accounts at identity providers linked to the new user (docs/federation.md#links).
+   *
+   * @generated from field: repeated zitadel.user.v2.IDPLink idp_links = 7;
+   */
+  idpLinks: IDPLink[];
 
   /**
    * A base32 authenticator app secret, registered as verified.
@@ -233,6 +240,13 @@ export declare type AddHumanUserRequest = Message<"zitadel.user.v2.AddHumanUserR
     value: Password;
     case: "password";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Accounts at identity providers linked to the new user (docs/federation.md#links).
+   *
+   * @generated from field: repeated zitadel.user.v2.IDPLink idp_links = 9;
+   */
+  idpLinks: IDPLink[];
 
   /**
    * A base32 authenticator app secret, registered as verified.
