@@ -269,7 +269,7 @@ describe.each(transports(() => server))('the link calls over %s', (name, transpo
     expect((await client.listIDPLinks({ userId }, as('orgAdmin'))).result).toEqual([]);
     expect((await client.listAuthenticationMethodTypes({ userId }, as('orgAdmin'))).authMethodTypes).toEqual([AuthenticationMethodType.PASSWORD]);
     expect((await failure(client.removeIDPLink({ userId, idpId: orgIdp, linkedUserId: `sub-${index}` }, as('orgAdmin')))).code).toBe(Code.NotFound);
-    const events = await server.running.gh.db.selectFrom('events').select(['event_type', 'payload']).where('aggregate_id', '=', userId).where('event_type', 'like', 'user.human.externalidp.%').execute();
+    const events = await server.running.gh.db.selectFrom('events').select(['event_type', 'payload']).where('aggregate_id', '=', userId).where('event_type', 'like', 'user.human.externalidp.%').orderBy('sequence').execute();
     expect(events.map((event) => event.event_type)).toEqual(['user.human.externalidp.added', 'user.human.externalidp.removed']);
   });
 
