@@ -40,6 +40,15 @@ function notAllowed(allowed: string) {
 
 export function loginRouter(gh: Gatehouse): express.Router {
   const router = express.Router({ caseSensitive: true, strict: true });
+  const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => void handler(req, res).catch(next);
+  /** A step whose page takes GET and POST, and whose script asks for a passkey ceremony's options (POST). */
+  const stepWithOptions = (path: string, step: { show: express.RequestHandler; submit: express.RequestHandler; options: express.RequestHandler }) => {
+    router.get(path, step.show);
+    router.post(path, step.submit);
+    router.all(path, notAllowed('GET, POST'));
+    router.post(`${path}/options`, step.options);
+    router.all(`${path}/options`, notAllowed('POST'));
+  };
   const steps = {
     login: loginNameStep(gh),
     password: passwordStep(gh),
@@ -55,32 +64,22 @@ export function loginRouter(gh: Gatehouse): express.Router {
   }
   // A known user who must sign in again (authorize-finish.ts: a session without the second factor
   // the policy asks for): the first step for that user.
-  router.get('/first-factor', (req, res, next) =>
-    void (async () => {
+  router.get(
+    '/first-factor',
+    wrap(async (req, res) => {
       const step = await openStep(gh, req, res);
       if (step !== undefined) await goToFirstFactor(gh, res, step.request.id, step.request.userId, step.settings.login);
-    })().catch(next),
+    }),
   );
   router.all('/first-factor', notAllowed('GET'));
   // docs/passkeys.md#signing-in-with-a-passkey: the passkey-first step and the assertion (GET, POST),
   // the script's challenge (POST).
-  const passkey = passkeyStep(gh);
-  router.get('/passkey', passkey.show);
-  router.post('/passkey', passkey.submit);
-  router.all('/passkey', notAllowed('GET, POST'));
-  router.post('/passkey/options', passkey.options);
-  router.all('/passkey/options', notAllowed('POST'));
+  stepWithOptions('/passkey', passkeyStep(gh));
   // docs/login-ui.md#setting-up-a-second-factor: the page and its forms (GET, POST), the passkey's options (POST).
-  const mfaSetup = mfaSetupStep(gh);
-  router.get('/mfa-setup', mfaSetup.show);
-  router.post('/mfa-setup', mfaSetup.submit);
-  router.all('/mfa-setup', notAllowed('GET, POST'));
-  router.post('/mfa-setup/options', mfaSetup.options);
-  router.all('/mfa-setup/options', notAllowed('POST'));
+  stepWithOptions('/mfa-setup', mfaSetupStep(gh));
   // docs/federation.md#signing-in-with-a-provider: the button (POST), back from the provider (GET),
   // and the choice when no account is linked (POST).
   const idp = idpStep(gh);
-  const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => void handler(req, res).catch(next);
   router.post('/idp', wrap(idp.start));
   router.all('/idp', notAllowed('POST'));
   router.get('/idp/done', wrap(idp.done));

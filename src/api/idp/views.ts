@@ -104,25 +104,19 @@ function v2Options(options: ProviderOptions) {
   return { ...options, autoLinking };
 }
 
-/** zitadel.idp.v1.Provider, without the secret. */
-export function toProvider(provider: Provider): MessageInitShape<typeof ProviderSchema> {
+/** What v1 and v2 say alike of a provider: its details, and its kind's settings (v1 adds `usePkce`). */
+function shared(provider: Provider) {
   return {
-    id: provider.id,
     details: {
       resourceOwner: provider.orgId ?? provider.instanceId,
       creationDate: timestampFromDate(provider.createdAt),
       changeDate: timestampFromDate(provider.changedAt),
     },
-    state: provider.state === 'active' ? IDPState.IDP_STATE_ACTIVE : IDPState.IDP_STATE_INACTIVE,
-    name: provider.name,
-    owner: provider.orgId === null ? IDPOwnerType.IDP_OWNER_TYPE_SYSTEM : IDPOwnerType.IDP_OWNER_TYPE_ORG,
-    type: provider.kind === 'oidc' ? ProviderType.OIDC : ProviderType.OAUTH,
-    config: {
-      options: v1Options(provider.options),
-      config: provider.kind === 'oidc'
-        ? { case: 'oidc', value: { issuer: provider.issuer, clientId: provider.clientId, scopes: provider.scopes, isIdTokenMapping: provider.isIdTokenMapping, usePkce: provider.usePkce } }
+    config:
+      provider.kind === 'oidc'
+        ? { case: 'oidc' as const, value: { issuer: provider.issuer, clientId: provider.clientId, scopes: provider.scopes, isIdTokenMapping: provider.isIdTokenMapping } }
         : {
-          case: 'oauth',
+          case: 'oauth' as const,
           value: {
             clientId: provider.clientId,
             authorizationEndpoint: provider.authorizationEndpoint,
@@ -130,41 +124,35 @@ export function toProvider(provider: Provider): MessageInitShape<typeof Provider
             userEndpoint: provider.userEndpoint,
             scopes: provider.scopes,
             idAttribute: provider.idAttribute,
-            usePkce: provider.usePkce,
           },
         },
-    },
+  };
+}
+
+/** zitadel.idp.v1.Provider, without the secret. */
+export function toProvider(provider: Provider): MessageInitShape<typeof ProviderSchema> {
+  const { details, config } = shared(provider);
+  return {
+    id: provider.id,
+    details,
+    state: provider.state === 'active' ? IDPState.IDP_STATE_ACTIVE : IDPState.IDP_STATE_INACTIVE,
+    name: provider.name,
+    owner: provider.orgId === null ? IDPOwnerType.IDP_OWNER_TYPE_SYSTEM : IDPOwnerType.IDP_OWNER_TYPE_ORG,
+    type: provider.kind === 'oidc' ? ProviderType.OIDC : ProviderType.OAUTH,
+    config: { options: v1Options(provider.options), config: { ...config, value: { ...config.value, usePkce: provider.usePkce } } },
   };
 }
 
 /** zitadel.idp.v2.IDP, without the secret. */
 export function toIdpV2(provider: Provider): MessageInitShape<typeof IDPSchema> {
+  const { details, config } = shared(provider);
   return {
     id: provider.id,
-    details: {
-      resourceOwner: provider.orgId ?? provider.instanceId,
-      creationDate: timestampFromDate(provider.createdAt),
-      changeDate: timestampFromDate(provider.changedAt),
-    },
+    details,
     state: provider.state === 'active' ? V2State.IDP_STATE_ACTIVE : V2State.IDP_STATE_INACTIVE,
     name: provider.name,
     type: provider.kind === 'oidc' ? V2Type.IDP_TYPE_OIDC : V2Type.IDP_TYPE_OAUTH,
-    config: {
-      options: v2Options(provider.options),
-      config: provider.kind === 'oidc'
-        ? { case: 'oidc', value: { issuer: provider.issuer, clientId: provider.clientId, scopes: provider.scopes, isIdTokenMapping: provider.isIdTokenMapping } }
-        : {
-          case: 'oauth',
-          value: {
-            clientId: provider.clientId,
-            authorizationEndpoint: provider.authorizationEndpoint,
-            tokenEndpoint: provider.tokenEndpoint,
-            userEndpoint: provider.userEndpoint,
-            scopes: provider.scopes,
-            idAttribute: provider.idAttribute,
-          },
-        },
-    },
+    config: { options: v2Options(provider.options), config },
   };
 }
 
