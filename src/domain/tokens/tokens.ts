@@ -100,6 +100,9 @@ function coveringIds(claims: AccessTokenClaims): string[] {
   return ids;
 }
 
+/** What the token cache answers for a token it does not know. */
+const MISS = Symbol('not cached');
+
 /** Verified JWT access tokens kept at most (about 4 MB of tokens); the map empties itself when full. */
 const MAX_VERIFIED_JWTS = 4096;
 
@@ -263,15 +266,8 @@ export class Tokens {
 
   async #verifyOpaque(token: string, now: number): Promise<AccessTokenClaims | undefined> {
     const hash = sha256(token);
-    const cached = this.revocations.token(hash);
-    if (cached) {
-      const { claims } = cached;
-      if (claims.exp * 1000 <= now) {
-        this.revocations.forget(hash);
-        return undefined;
-      }
-      return this.revocations.anyRevoked(coveringIds(claims), now) === false ? claims : undefined;
-    }
+    const cached = this.#cachedToken(hash, now);
+    if (cached !== MISS) return cached;
     const epoch = this.revocations.epoch;
     const row = await findAccessToken(this.#db, hash);
     if (!row || row.revoked_at || row.family_revoked || row.expires_at.getTime() <= now) return undefined;
@@ -281,19 +277,29 @@ export class Tokens {
   }
 
   /**
+   * A stored token (opaque or personal) this process read before, by hash: its claims while it is
+   * unexpired and none of its ids is revoked, undefined when it no longer counts, MISS when the cache
+   * does not know it (or is not live) and the database must answer.
+   */
+  #cachedToken(hash: string, now: number): AccessTokenClaims | undefined | typeof MISS {
+    const cached = this.revocations.token(hash);
+    if (!cached) return MISS;
+    const { claims } = cached;
+    if (claims.exp * 1000 <= now) {
+      this.revocations.forget(hash);
+      return undefined;
+    }
+    return this.revocations.anyRevoked(coveringIds(claims), now) === false ? claims : undefined;
+  }
+
+  /**
    * A personal access token (personal-access-tokens.ts): cached by hash as stored access tokens are;
    * a removal revokes its id, which drops it from the cache; its user's state is the caller's check.
    */
   async #verifyPersonal(token: string, now: number): Promise<AccessTokenClaims | undefined> {
     const hash = sha256(token);
-    const cached = this.revocations.token(hash);
-    if (cached) {
-      if (cached.claims.exp * 1000 <= now) {
-        this.revocations.forget(hash);
-        return undefined;
-      }
-      return this.revocations.anyRevoked([cached.claims.jti], now) === false ? cached.claims : undefined;
-    }
+    const cached = this.#cachedToken(hash, now);
+    if (cached !== MISS) return cached;
     const epoch = this.revocations.epoch;
     const row = await findPersonalAccessToken(this.#db, hash);
     // A removed token's row is gone: the lookup itself answers for it.
