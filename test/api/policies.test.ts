@@ -37,6 +37,8 @@ const COLOURS = {
   fontColorDark: '#ffffff',
 };
 
+let instanceRounds = 0;
+
 describe.each(transports(() => server))('over %s', (_name, transport: () => Transport) => {
   const management = () => createClient(ManagementService, transport());
   const admin = () => createClient(AdminService, transport());
@@ -122,7 +124,9 @@ describe.each(transports(() => server))('over %s', (_name, transport: () => Tran
 
   it('the instance owner changes and activates the instance default', async () => {
     const iam = admin();
-    const colour = `#${transport.name.length.toString(16).padStart(2, '0')}aa${Math.floor(Math.random() * 256).toString(16).padStart(2, '0')}`;
+    // A colour of its own per transport: each round must change the preview it activates.
+    instanceRounds += 1;
+    const colour = `#${instanceRounds.toString(16).padStart(2, '0')}aa55`;
     await iam.updateLabelPolicy({ ...COLOURS, primaryColor: colour }, as('iamAdmin'));
     expect((await iam.getPreviewLabelPolicy({}, as('iamAdmin'))).policy?.primaryColor).toBe(colour);
     expect((await iam.getLabelPolicy({}, as('iamAdmin'))).policy?.primaryColor).not.toBe(colour);
