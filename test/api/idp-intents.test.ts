@@ -4,11 +4,17 @@
  * its login forms to the server's own /idps/callback; clients built from ZITADEL's descriptors
  * (@zitadel/proto) over gRPC, gRPC-web, Connect and REST. An intent answers once to the holder of its
  * token, and an organization owner never reaches another organization's providers or users.
+ *
+ * The published @zitadel/proto 1.3.1 has no `user_action` oneof in RetrieveIdentityProviderIntent's
+ * answer yet (a client built from it keeps those fields as unknown), so the calls that read
+ * `create_user` and `update_user` over the binary protocols use our generated descriptors, whose
+ * field numbers the wire test holds to ZITADEL's.
  */
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { AdminService } from '@zitadel/proto/zitadel/admin_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { AuthenticationMethodType, UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { UserService as UserServiceWithUserAction } from '../../gen/zitadel/user/v2/user_service_pb.js';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiTokens, failure, managementDocument, MGMT, rest, transports, type Caller } from '../support/management.ts';
 import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
@@ -228,6 +234,7 @@ describe('StartIdentityProviderIntent and RetrieveIdentityProviderIntent', () =>
       human: { profile: { givenName: 'Ada', familyName: 'Lovelace' }, email: { email: 'ada@example.org', isVerified: true } },
     });
     expect(retrieved.json['updateHumanUser']).toBeUndefined();
+    expect(retrieved.json['updateUser']).toBeUndefined();
   });
 
   it('over REST, prefill the changes of a linked user, and pass the login hint on to the provider', async () => {
@@ -239,11 +246,68 @@ describe('StartIdentityProviderIntent and RetrieveIdentityProviderIntent', () =>
     expect(user).toBe(linkUser(5));
     const retrieved = await rest(server, 'POST', `/v2/idp_intents/${id}`, tokens.orgAdmin, { idpIntentToken: token });
     expect(retrieved.json).toMatchObject({ userId: linkUser(5), updateHumanUser: { userId: linkUser(5), username: 'ada.l', email: { email: 'ada@example.org', isVerified: true } } });
+    // and the same changes in the new field, as ZITADEL's UpdateUser takes them
+    expect(retrieved.json['updateUser']).toEqual({
+      userId: linkUser(5),
+      username: 'ada.l',
+      human: {
+        profile: { givenName: 'Ada', familyName: 'Lovelace', nickName: 'Countess', displayName: 'Ada Lovelace', preferredLanguage: 'en-GB' },
+        email: { email: 'ada@example.org', isVerified: true },
+        phone: { phone: '+41 79 000 00 00' },
+      },
+    });
     expect(retrieved.json['addHumanUser']).toBeUndefined();
     expect(retrieved.json['createUser']).toBeUndefined();
     const tooLong = await rest(server, 'POST', '/v2/idp_intents', tokens.orgAdmin, { idpId: orgIdp, urls: { successUrl: SUCCESS, failureUrl: FAILURE, loginHint: 'x'.repeat(201) } });
     expect(tooLong).toMatchObject({ status: 400, json: { message: 'urls.loginHint: must be at most 200 characters' } });
     await users.removeIDPLink({ userId: linkUser(5), idpId: orgIdp, linkedUserId: 'ada' }, as('orgAdmin'));
+  });
+});
+
+describe.each(transports(() => server))('RetrieveIdentityProviderIntent over %s', (_name, transport) => {
+  let client: Client<typeof UserServiceWithUserAction>;
+  beforeAll(() => {
+    client = createClient(UserServiceWithUserAction, transport());
+  });
+
+  async function signInAndRetrieve() {
+    const started = await client.startIdentityProviderIntent({ idpId: orgIdp, content: { case: 'urls', value: { successUrl: SUCCESS, failureUrl: FAILURE } } }, as('orgAdmin'));
+    if (started.nextStep.case !== 'authUrl') throw new Error('no auth URL');
+    const back = await authorizeAtOidcProvider(started.nextStep.value, 'ada', callbackUrl());
+    const { id, token } = successOf(await fetch(back.href, { redirect: 'manual' }));
+    return client.retrieveIdentityProviderIntent({ idpIntentId: id, idpIntentToken: token }, as('orgAdmin'));
+  }
+
+  it('answers create_user when no user is linked, and update_user with the changes when one is', async () => {
+    const unlinked = await signInAndRetrieve();
+    expect(unlinked.userId).toBe('');
+    expect(unlinked.userAction.case).toBe('createUser');
+    expect(unlinked.userAction.value).toMatchObject({ organizationId: MGMT.org, username: 'ada.l', userType: { case: 'human' } });
+    expect(unlinked.addHumanUser?.username).toBe('ada.l');
+    expect(unlinked.updateHumanUser).toBeUndefined();
+
+    await client.addIDPLink({ userId: linkUser(5), idpLink: { idpId: orgIdp, userId: 'ada', userName: 'ada.l' } }, as('orgAdmin'));
+    try {
+      const linked = await signInAndRetrieve();
+      expect(linked.userId).toBe(linkUser(5));
+      expect(linked.addHumanUser).toBeUndefined();
+      expect(linked.userAction.case).toBe('updateUser');
+      if (linked.userAction.case !== 'updateUser') return;
+      const update = linked.userAction.value;
+      expect(update).toMatchObject({ userId: linkUser(5), username: 'ada.l' });
+      expect(update.userType.case).toBe('human');
+      if (update.userType.case !== 'human') return;
+      const human = update.userType.value;
+      expect(human.profile).toMatchObject({ givenName: 'Ada', familyName: 'Lovelace', nickName: 'Countess', displayName: 'Ada Lovelace', preferredLanguage: 'en-GB' });
+      expect(human.profile?.gender).toBeUndefined();
+      expect(human.email).toMatchObject({ email: 'ada@example.org', verification: { case: 'isVerified', value: true } });
+      expect(human.phone).toMatchObject({ phone: '+41 79 000 00 00', verification: { case: undefined } });
+      expect(human.password).toBeUndefined();
+      // the same changes as the deprecated field ZITADEL's login still reads
+      expect(linked.updateHumanUser).toMatchObject({ userId: linkUser(5), username: 'ada.l', profile: { givenName: 'Ada', familyName: 'Lovelace' }, email: { email: 'ada@example.org' } });
+    } finally {
+      await client.removeIDPLink({ userId: linkUser(5), idpId: orgIdp, linkedUserId: 'ada' }, as('orgAdmin'));
+    }
   });
 });
 

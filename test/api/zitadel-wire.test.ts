@@ -12,7 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { getOption, hasOption, ScalarType, type DescEnum, type DescField, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import { getOption, hasOption, ScalarType, type DescEnum, type DescField, type DescFile, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import { http } from '../../gen/google/api/annotations_pb.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -93,14 +93,31 @@ const laterBindings: Record<string, string> = {
 
 /**
  * Fields ZITADEL added after the release `@zitadel/proto` was built from: its current protos have
- * them (field numbers as there), the published descriptors not yet.
+ * them (field numbers as there), the published descriptors not yet. Where such a field's message is
+ * published already (update_user's UpdateUserRequest is), that message is compared all the same.
  */
 const laterFields = new Set([
   'zitadel.user.v2.RetrieveIdentityProviderIntentResponse.update_human_user',
   'zitadel.user.v2.RetrieveIdentityProviderIntentResponse.create_user',
+  'zitadel.user.v2.RetrieveIdentityProviderIntentResponse.update_user',
   'zitadel.user.v2.IDPOAuthAccessInformation.refresh_token',
   'zitadel.user.v2.RedirectURLs.login_hint',
 ]);
+
+/** A message of ZITADEL's by its full name, in a file or the files it imports. */
+function findMessage(file: DescFile, typeName: string, seen = new Set<string>()): DescMessage | undefined {
+  if (seen.has(file.name)) return undefined;
+  seen.add(file.name);
+  const walk = (messages: DescMessage[]): DescMessage | undefined => {
+    for (const message of messages) {
+      if (message.typeName === typeName) return message;
+      const nested = walk(message.nestedMessages);
+      if (nested !== undefined) return nested;
+    }
+    return undefined;
+  };
+  return walk(file.messages) ?? file.dependencies.map((dependency) => findMessage(dependency, typeName, seen)).find((found) => found !== undefined);
+}
 
 function httpRule(method: DescMethod, prefix = ''): string {
   if (!hasOption(method, http)) return 'none';
@@ -143,6 +160,8 @@ function compareServices(our: DescService, their: DescService): Comparison {
       const match = b.fields.find((candidate) => candidate.number === field.number);
       if (match === undefined) {
         if (!laterFields.has(`${a.typeName}.${field.name}`)) problems.push(`field ${a.typeName}.${field.name} (${field.number}) is not in ZITADEL`);
+        const published = field.message === undefined ? undefined : findMessage(b.file, field.message.typeName);
+        if (field.message !== undefined && published !== undefined) compareMessage(field.message, published, request);
         continue;
       }
       const mine = describeField(field);

@@ -11,14 +11,14 @@
  * - The intent is used once: a second RetrieveIdentityProviderIntent is FailedPrecondition, as ZITADEL
  *   answers an intent its session check consumed. A wrong token is PermissionDenied.
  * - The user prefilled from the provider's answer (ZITADEL `internal/api/grpc/user/v2/intent.go`),
- *   in the deprecated fields ZITADEL's own login reads and the new one: `add_human_user` and
- *   `create_user` when no user is linked, `update_human_user` when one is (`update_user`, whose
- *   message Gatehouse does not serve, stays unset). The email is marked verified only when an OpenID
- *   provider vouches for it (a generic OAuth server never does).
+ *   in the deprecated fields older ZITADEL logins read and the `user_action` oneof its current login
+ *   reads: `add_human_user` and `create_user` when no user is linked, `update_human_user` and
+ *   `update_user` when one is. The email is marked verified only when an OpenID provider vouches for
+ *   it (a generic OAuth server never does).
  */
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import { Code, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
-import type { AddHumanUserRequestSchema, CreateUserRequestSchema, UpdateHumanUserRequestSchema, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
+import type { AddHumanUserRequestSchema, CreateUserRequestSchema, UpdateHumanUserRequestSchema, UpdateUserRequestSchema, UserService } from '../../../gen/zitadel/user/v2/user_service_pb.js';
 import type { Gatehouse } from '../../context.ts';
 import { consumeIntent, IntentTokenRefused, startIntent, type IntentContext, type SucceededIntent } from '../../domain/federation/intents.ts';
 import { anyProvider, type Provider } from '../../domain/federation/providers.ts';
@@ -105,6 +105,27 @@ function prefilledUpdate(intent: SucceededIntent, userId: string): MessageInitSh
   return { userId, ...(userName !== undefined ? { username: userName } : {}), profile, ...(email.email !== '' ? { email } : {}), ...(phone !== undefined ? { phone } : {}) };
 }
 
+/**
+ * The same changes as ZITADEL's new UpdateUserRequest. Its profile fields are each optional, so
+ * only what the provider said is set: an unset field leaves the user's value as it is.
+ */
+function prefilledUserUpdate(intent: SucceededIntent, userId: string): MessageInitShape<typeof UpdateUserRequestSchema> {
+  const { userName, email, phone } = prefilledParts(intent);
+  const { givenName, familyName, nickName, displayName, locale } = intent.profile;
+  const profile = {
+    ...(givenName !== undefined ? { givenName } : {}),
+    ...(familyName !== undefined ? { familyName } : {}),
+    ...(nickName !== undefined ? { nickName } : {}),
+    ...(displayName !== undefined ? { displayName } : {}),
+    ...(locale !== undefined ? { preferredLanguage: locale } : {}),
+  };
+  return {
+    userId,
+    ...(userName !== undefined ? { username: userName } : {}),
+    userType: { case: 'human', value: { profile, ...(email.email !== '' ? { email } : {}), ...(phone !== undefined ? { phone } : {}) } },
+  };
+}
+
 function idField(value: string, field: string): string {
   if (value === '') throw fieldError(field, 'is required');
   if (value.length > MAX_ID) throw fieldError(field, `must be at most ${MAX_ID} characters`);
@@ -162,10 +183,10 @@ export function intentMethods(gh: Gatehouse): IntentMethods {
           rawInformation: raw as JsonObject,
         },
         userId: intent.linkedUserId ?? '',
-        // Both the deprecated fields and the new one, as ZITADEL fills them (its own login reads the old).
+        // Both the deprecated field and the new one, as ZITADEL fills them (older logins read the old).
         ...(intent.linkedUserId === undefined
           ? { addHumanUser: prefilledHuman(intent), userAction: { case: 'createUser' as const, value: prefilledCreate(intent, provider?.orgId ?? '') } }
-          : { updateHumanUser: prefilledUpdate(intent, intent.linkedUserId) }),
+          : { updateHumanUser: prefilledUpdate(intent, intent.linkedUserId), userAction: { case: 'updateUser' as const, value: prefilledUserUpdate(intent, intent.linkedUserId) } }),
       };
     },
   };

@@ -11,7 +11,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { Passkey, SetHumanProfile, User } from "./user_pb.js";
+import type { Gender, Passkey, SetHumanProfile, User } from "./user_pb.js";
 import type { ReturnEmailVerificationCode, SendEmailVerificationCode, SetHumanEmail } from "./email_pb.js";
 import type { SetHumanPhone } from "./phone_pb.js";
 import type { Password, ReturnPasswordResetCode, SendPasswordResetLink, SetPassword } from "./password_pb.js";
@@ -598,6 +598,141 @@ export declare type UpdateHumanUserRequest = Message<"zitadel.user.v2.UpdateHuma
  * Use `create(UpdateHumanUserRequestSchema)` to create a new message.
  */
 export declare const UpdateHumanUserRequestSchema: GenMessage<UpdateHumanUserRequest>;
+
+/**
+ * ZITADEL's request of its UpdateUser call, which Gatehouse does not serve: here only as the
+ * changes RetrieveIdentityProviderIntent prefills for a linked user. ZITADEL's metadata (5) is left
+ * out: Gatehouse keeps no user metadata.
+ *
+ * @generated from message zitadel.user.v2.UpdateUserRequest
+ */
+export declare type UpdateUserRequest = Message<"zitadel.user.v2.UpdateUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: optional string username = 2;
+   */
+  username?: string | undefined;
+
+  /**
+   * @generated from oneof zitadel.user.v2.UpdateUserRequest.user_type
+   */
+  userType: {
+    /**
+     * @generated from field: zitadel.user.v2.UpdateUserRequest.Human human = 3;
+     */
+    value: UpdateUserRequest_Human;
+    case: "human";
+  } | {
+    /**
+     * @generated from field: zitadel.user.v2.UpdateUserRequest.Machine machine = 4;
+     */
+    value: UpdateUserRequest_Machine;
+    case: "machine";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message zitadel.user.v2.UpdateUserRequest.
+ * Use `create(UpdateUserRequestSchema)` to create a new message.
+ */
+export declare const UpdateUserRequestSchema: GenMessage<UpdateUserRequest>;
+
+/**
+ * @generated from message zitadel.user.v2.UpdateUserRequest.Human
+ */
+export declare type UpdateUserRequest_Human = Message<"zitadel.user.v2.UpdateUserRequest.Human"> & {
+  /**
+   * @generated from field: optional zitadel.user.v2.UpdateUserRequest.Human.Profile profile = 1;
+   */
+  profile?: UpdateUserRequest_Human_Profile | undefined;
+
+  /**
+   * @generated from field: optional zitadel.user.v2.SetHumanEmail email = 2;
+   */
+  email?: SetHumanEmail | undefined;
+
+  /**
+   * @generated from field: optional zitadel.user.v2.SetHumanPhone phone = 3;
+   */
+  phone?: SetHumanPhone | undefined;
+
+  /**
+   * @generated from field: optional zitadel.user.v2.SetPassword password = 4;
+   */
+  password?: SetPassword | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.UpdateUserRequest.Human.
+ * Use `create(UpdateUserRequest_HumanSchema)` to create a new message.
+ */
+export declare const UpdateUserRequest_HumanSchema: GenMessage<UpdateUserRequest_Human>;
+
+/**
+ * @generated from message zitadel.user.v2.UpdateUserRequest.Human.Profile
+ */
+export declare type UpdateUserRequest_Human_Profile = Message<"zitadel.user.v2.UpdateUserRequest.Human.Profile"> & {
+  /**
+   * @generated from field: optional string given_name = 1;
+   */
+  givenName?: string | undefined;
+
+  /**
+   * @generated from field: optional string family_name = 2;
+   */
+  familyName?: string | undefined;
+
+  /**
+   * @generated from field: optional string nick_name = 3;
+   */
+  nickName?: string | undefined;
+
+  /**
+   * @generated from field: optional string display_name = 4;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string preferred_language = 5;
+   */
+  preferredLanguage?: string | undefined;
+
+  /**
+   * @generated from field: optional zitadel.user.v2.Gender gender = 6;
+   */
+  gender?: Gender | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.UpdateUserRequest.Human.Profile.
+ * Use `create(UpdateUserRequest_Human_ProfileSchema)` to create a new message.
+ */
+export declare const UpdateUserRequest_Human_ProfileSchema: GenMessage<UpdateUserRequest_Human_Profile>;
+
+/**
+ * @generated from message zitadel.user.v2.UpdateUserRequest.Machine
+ */
+export declare type UpdateUserRequest_Machine = Message<"zitadel.user.v2.UpdateUserRequest.Machine"> & {
+  /**
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 2;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message zitadel.user.v2.UpdateUserRequest.Machine.
+ * Use `create(UpdateUserRequest_MachineSchema)` to create a new message.
+ */
+export declare const UpdateUserRequest_MachineSchema: GenMessage<UpdateUserRequest_Machine>;
 
 /**
  * @generated from message zitadel.user.v2.UpdateHumanUserResponse
@@ -1837,6 +1972,14 @@ export declare type RetrieveIdentityProviderIntentResponse = Message<"zitadel.us
      */
     value: CreateUserRequest;
     case: "createUser";
+  } | {
+    /**
+     * The same changes as update_human_user, in the shape of ZITADEL's UpdateUser request.
+     *
+     * @generated from field: zitadel.user.v2.UpdateUserRequest update_user = 7;
+     */
+    value: UpdateUserRequest;
+    case: "updateUser";
   } | { case: undefined; value?: undefined };
 };
 
