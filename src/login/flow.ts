@@ -9,7 +9,8 @@ import type { OrgSettings } from '../domain/instance/directory.ts';
 import { mfaRequired, sessionLacksMfa, type LoginPolicy } from '../domain/instance/policies.ts';
 import { hasReadyPasskey } from '../domain/passkeys/passkeys.ts';
 import { relyingParty } from '../domain/passkeys/passkey-party.ts';
-import { pendingAuthRequest, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
+import { hasReadyOtp } from '../domain/credentials/otp.ts';
+import { markOtpPending, pendingAuthRequest, rememberLoginName, type AuthRequest } from '../domain/sign-in/auth-requests.ts';
 import { browserHashOf } from '../http/browser.ts';
 import { limitKeyOf } from '../http/client-address.ts';
 import { showErrorPage } from '../http/error-page.ts';
@@ -197,4 +198,44 @@ export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: s
     return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
   }
   goToStep(gh, res, 'password', requestId);
+}
+
+/**
+ * The first factor of `userId` is proven (`firstFactorAmr`: `pwd` after the password step, `fed` and
+ * the provider's values after an external identity provider): the second factor comes next when one
+ * is owed, and true comes back with the browser sent on; false when the first factor completes the
+ * sign-in.
+ *
+ * - A user with an authenticator app is always asked for its code (steps/otp.ts), whatever the login
+ *   policy says: a factor the user set up is never skipped.
+ * - When the login policy forces a second factor (`mfaRequired`; an external sign-in is exempt under
+ *   `forceMfaLocalOnly`): a user with a passkey goes to the passkey step (a passkey sign-in is two
+ *   factors by itself, docs/decisions.md#a-passkey-sign-in-is-two-factors); any other sets one up
+ *   now (steps/mfa-setup.ts).
+ *
+ * The request is marked with the user and the first factor (`markOtpPending`), so the next step
+ * knows whose first factor was proven and ends the sign-in with both factors' `amr`. `loginName`
+ * names the user on the request first, for a first factor that named none (an external sign-in).
+ */
+export async function goToSecondFactor(gh: Gatehouse, res: Response, step: Step, userId: string, firstFactorAmr: readonly string[], loginName?: string): Promise<boolean> {
+  const { request } = step;
+  const mark = async () => {
+    if (loginName !== undefined) await rememberLoginName(gh.db, request.id, loginName, userId);
+    await markOtpPending(gh.db, request.id, userId, firstFactorAmr);
+  };
+  if (await hasReadyOtp(gh.db, userId)) {
+    await mark();
+    goToStep(gh, res, 'otp', request.id);
+    return true;
+  }
+  if (!mfaRequired(step.settings.login, firstFactorAmr.includes('fed') ? 'external' : 'local')) return false;
+  const rpId = passkeyRpId(gh, step.settings.login);
+  if (rpId !== undefined && (await hasReadyPasskey(gh.db, userId, rpId))) {
+    if (loginName !== undefined) await rememberLoginName(gh.db, request.id, loginName, userId);
+    seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
+    return true;
+  }
+  await mark();
+  goToStep(gh, res, 'mfa-setup', request.id);
+  return true;
 }

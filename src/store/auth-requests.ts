@@ -98,9 +98,13 @@ export async function findPasswordAttempt(db: DB, requestId: string): Promise<Pa
     .executeTakeFirst();
 }
 
-/** The password of `userId` was valid at `at`; the request now waits for a one-time code. */
-export async function markOtpPending(db: DB, requestId: string, userId: string, at: Date): Promise<void> {
-  await db.updateTable('auth_requests').set({ password_checked_at: at, otp_pending_user_id: userId }).where('id', '=', requestId).execute();
+/** The first factor of `userId` (its amr values) was proven at `at`; the request now waits for a second factor. */
+export async function markOtpPending(db: DB, requestId: string, userId: string, at: Date, firstFactorAmr: readonly string[]): Promise<void> {
+  await db
+    .updateTable('auth_requests')
+    .set({ password_checked_at: at, otp_pending_user_id: userId, first_factor_amr: firstFactorAmr.join(' ') })
+    .where('id', '=', requestId)
+    .execute();
 }
 
 export async function clearOtpPending(db: DB, requestId: string): Promise<void> {
@@ -113,6 +117,7 @@ export interface OtpPendingRow {
   user_id: string | null;
   otp_pending_user_id: string | null;
   password_checked_at: Date | null;
+  first_factor_amr: string | null;
   id: string;
   org_id: string;
   state: UserState;
@@ -123,7 +128,7 @@ export async function findOtpPending(db: DB, requestId: string): Promise<OtpPend
   return db
     .selectFrom('auth_requests as r')
     .innerJoin('users as u', 'u.id', 'r.otp_pending_user_id')
-    .select(['r.login_name', 'r.user_id', 'r.otp_pending_user_id', 'r.password_checked_at', 'u.id', 'u.org_id', 'u.state', 'u.locked_until'])
+    .select(['r.login_name', 'r.user_id', 'r.otp_pending_user_id', 'r.password_checked_at', 'r.first_factor_amr', 'u.id', 'u.org_id', 'u.state', 'u.locked_until'])
     .where('r.id', '=', requestId)
     .executeTakeFirst();
 }

@@ -293,6 +293,8 @@ export interface AuthRequestsTable {
   failed_passwords: Generated<number>;
   /** Login UI: the user whose password was checked and who still owes an OTP code (2026_11_22_0004). */
   otp_pending_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Login UI: the first factor's amr values, space-separated, of a request that owes a second factor (2026_11_27_0024). */
+  first_factor_amr: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The authenticator-app (TOTP) factor of a user (2026_11_22_0004). */

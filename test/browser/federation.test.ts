@@ -11,6 +11,7 @@ import { describeWithChromium, launchChromium, screenshot } from '../support/chr
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
+import { codeFor, wrongCode } from '../support/totp.ts';
 import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
 
 const PASSWORD = 'Correct-Horse-9';
@@ -279,26 +280,65 @@ describeWithChromium('signing in with an external identity provider', () => {
     await german.context.close();
   }, 60000);
 
-  it('forceMfaLocalOnly exempts a sign-in with a provider; forceMfa without it refuses one', async () => {
+  it('forceMfa asks a sign-in with a provider for a local second factor (set up on the way, then asked for); forceMfaLocalOnly exempts it', async () => {
     const base = { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' };
-    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: false, forceMfaLocalOnly: true })).status).toBe(200);
+    const policy = async (forceMfa: boolean, forceMfaLocalOnly: boolean) =>
+      expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa, forceMfaLocalOnly })).status).toBe(200);
+    await policy(false, true);
     const { context, page } = await freshPage();
     const flow = await authorize(page);
     await page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
     await atUpstream(page);
-    expect((await tokensAt(page, flow)).amr).toEqual(['fed']);
+    const exempt = await tokensAt(page, flow);
+    expect(exempt.amr).toEqual(['fed']);
     await context.close();
 
-    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: true, forceMfaLocalOnly: false })).status).toBe(200);
+    // forceMfa: the linked user has no second factor yet, and sets up an authenticator app before any code is issued.
+    await policy(true, false);
     const strict = await freshPage();
-    await authorize(strict.page);
+    const strictFlow = await authorize(strict.page);
     await strict.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
     await atUpstream(strict.page);
-    await strict.page.waitForURL(`${origin}/ui/login/idp/done**`);
-    expect(await strict.page.textContent('[role="alert"]')).toContain('asks for a second factor of its own');
+    await strict.page.waitForURL(new RegExp('/ui/login/mfa-setup\\?authRequestID=\\d+$'));
+    expect(await strict.page.textContent('p.identity strong')).toBe((await server.running.gh.directory.user(String(exempt.sub)))?.loginName);
+    const secret = ((await strict.page.textContent('code.otp-secret')) ?? '').replace(/\s+/g, '');
+    await strict.page.fill('input[name="code"]', wrongCode(secret));
+    await strict.page.click('button[type="submit"].primary');
+    await strict.page.waitForSelector('[role="alert"]');
+    expect(await strict.page.textContent('[role="alert"]')).toContain('incorrect');
+    await strict.page.fill('input[name="code"]', codeFor(secret));
+    await strict.page.click('button[type="submit"].primary');
+    const enrolled = await tokensAt(strict.page, strictFlow);
+    expect(enrolled).toMatchObject({ sub: exempt.sub, amr: ['fed', 'otp', 'mfa'] });
     await strict.context.close();
-    expect((await rest(server, 'PUT', '/management/v1/policies/login', orgAdmin, { ...base, forceMfa: false, forceMfaLocalOnly: false })).status).toBe(200);
-  }, 60000);
+
+    // The factor now set up is asked for at every sign-in with the provider, forceMfaLocalOnly or not
+    // (a factor the user has is never skipped), in the code step.
+    await policy(false, true);
+    const again = await freshPage();
+    const againFlow = await authorize(again.page);
+    await again.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(again.page);
+    await again.page.waitForURL(new RegExp('/ui/login/otp\\?authRequestID=\\d+$'));
+    await again.page.fill('input[name="code"]', codeFor(secret, Date.now() + 30_000));
+    await again.page.click('button[type="submit"].primary');
+    expect(await tokensAt(again.page, againFlow)).toMatchObject({ sub: exempt.sub, amr: ['fed', 'otp', 'mfa'] });
+    await again.context.close();
+
+    // Leaving the setup page half-way signs nobody in: no session is made before the second factor.
+    expect((await rest(server, 'DELETE', `/v2/users/${String(exempt.sub)}/totp`, orgAdmin)).status).toBe(200);
+    await policy(true, false);
+    const sessionsOf = () => server.running.gh.db.selectFrom('user_sessions').select('id').where('user_id', '=', String(exempt.sub)).execute();
+    const sessionsBefore = await sessionsOf();
+    const leaver = await freshPage();
+    await authorize(leaver.page);
+    await leaver.page.getByRole('button', { name: 'Continue with Upstream Create' }).click();
+    await atUpstream(leaver.page);
+    await leaver.page.waitForURL(new RegExp('/ui/login/mfa-setup\\?authRequestID=\\d+$'));
+    await leaver.context.close();
+    expect(await sessionsOf()).toEqual(sessionsBefore);
+    await policy(false, false);
+  }, 90000);
 
   it('meets bad input with a clear 4xx page', async () => {
     const { context, page } = await freshPage();

@@ -175,9 +175,13 @@ export function rememberLoginName(db: DB, requestId: string, loginName: string, 
   return rememberStoredLoginName(db, requestId, loginName, userId);
 }
 
-/** The password was right and the user owes a one-time code: the request is bound to that user until the code. */
-export function markOtpPending(db: DB, requestId: string, userId: string, at = new Date()): Promise<void> {
-  return markStoredOtpPending(db, requestId, userId, at);
+/**
+ * The first factor was right (`firstFactorAmr`: `pwd` after a password, `fed` and the provider's
+ * values after an external identity provider) and the user owes a second factor: the request is
+ * bound to that user until the second factor is proven or set up.
+ */
+export function markOtpPending(db: DB, requestId: string, userId: string, firstFactorAmr: readonly string[], at = new Date()): Promise<void> {
+  return markStoredOtpPending(db, requestId, userId, at, firstFactorAmr);
 }
 
 /** The one-time code step is done (or abandoned): the request owes no code any more. */

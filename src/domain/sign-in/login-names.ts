@@ -42,15 +42,27 @@ export async function passwordAttempt(db: DB, requestId: string): Promise<Passwo
 export interface PendingOtp {
   loginName: string;
   user: { id: string; orgId: string; active: boolean; lockedUntil: Date | null };
+  /** How the first factor was proven: `pwd`, or `fed` with what the identity provider said. */
+  firstFactorAmr: string[];
 }
 
 /**
- * The user who owes a code for this request, if the password step sent the browser to the OTP step
- * for them. The mark names the user whose password was checked: naming another user in the login
- * name step afterwards (which changes auth_requests.user_id) does not carry the checked password over.
+ * The `amr` of a sign-in whose first factor was `firstFactorAmr` and whose second factor ends with
+ * `secondFactorAmr` (which carries `mfa`): each value once, the first factor's first.
+ */
+export function withSecondFactor(firstFactorAmr: readonly string[], secondFactorAmr: readonly string[]): string[] {
+  return [...new Set([...firstFactorAmr.filter((value) => value !== 'mfa'), ...secondFactorAmr])];
+}
+
+/**
+ * The user who owes a second factor for this request, if the password step (or an external sign-in,
+ * login/steps/idp.ts) sent the browser to the OTP or setup step for them. The mark names the user
+ * whose first factor was checked: naming another user in the login name step afterwards (which
+ * changes auth_requests.user_id) does not carry the checked factor over.
  */
 export async function pendingOtp(db: DB, requestId: string): Promise<PendingOtp | undefined> {
   const row = await findOtpPending(db, requestId);
   if (!row || row.password_checked_at === null || row.user_id !== row.otp_pending_user_id) return undefined;
-  return { loginName: row.login_name ?? '', user: { id: row.id, orgId: row.org_id, active: row.state === 'active', lockedUntil: row.locked_until } };
+  const firstFactorAmr = row.first_factor_amr === null || row.first_factor_amr === '' ? ['pwd'] : row.first_factor_amr.split(' ');
+  return { loginName: row.login_name ?? '', user: { id: row.id, orgId: row.org_id, active: row.state === 'active', lockedUntil: row.locked_until }, firstFactorAmr };
 }

@@ -43,7 +43,7 @@ import { html } from '../../http/html.ts';
 import { LOGIN_UI_PATH } from '../../http/paths.ts';
 import { seeOther } from '../../http/respond.ts';
 import { finishWithAuthentication, recordSignIn } from '../finish.ts';
-import { callbackUrl, clientAddress, mfaRequired, openStep, REQUEST_PARAM, sendStep, stepFields, stepPage, stepPath, submitStep, type Step, type Submission } from '../flow.ts';
+import { callbackUrl, clientAddress, goToSecondFactor, openStep, REQUEST_PARAM, sendStep, stepFields, stepPage, stepPath, submitStep, type Step, type Submission } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 
 export const IDP_PATH = `${LOGIN_UI_PATH}/idp`;
@@ -153,11 +153,14 @@ function pendingFields(step: Step, sealed: string) {
 // ---- finishing ----
 
 /**
- * An external sign-in of `userId` is complete: with the provider's amr, unless the login policy
- * asks for a local second factor (forceMfa without forceMfaLocalOnly, flow.ts mfaRequired).
+ * An external sign-in of `userId` is complete: with the provider's amr, unless a local second
+ * factor is owed (flow.ts goToSecondFactor: the user's authenticator app, or the one the login
+ * policy forces unless `forceMfaLocalOnly` exempts external sign-ins). That step ends the sign-in
+ * with `fed` and its own factor; the browser stays on Gatehouse's pages, so a redirect is fine.
  */
 async function finishExternal(gh: Gatehouse, res: Response, step: Step, userId: string, amr: string[], via: 'redirect' | 'page' = 'redirect'): Promise<void> {
-  if (mfaRequired(step.settings.login, 'external')) return sendFailure(res, step, 403, step.m.idpMfaUnavailable);
+  const user = await gh.directory.user(userId);
+  if (await goToSecondFactor(gh, res, step, userId, amr, user?.loginName ?? '')) return;
   if (via === 'redirect') return finishWithAuthentication(gh, res, step.request, userId, [...new Set(amr)]);
   await recordSignIn(gh, res, step.request, userId, [...new Set(amr)]);
   // Back from the provider, the browser is still in the redirects that followed the form it sent

@@ -3,14 +3,16 @@
  * login policy of the request's organization forces one (`forceMfa`, flow.ts mfaRequired) and the
  * user whose password was just checked has none (no authenticator app, no passkey the policy
  * allows), the password step marks the request (as for the code step: `markOtpPending`, naming the
- * user) and sends the browser here. No session exists and nothing goes to the client until a factor
+ * user and the first factor) and sends the browser here; so does a sign-in through an external
+ * identity provider when the policy asks it for a local second factor (steps/idp.ts). No session exists and nothing goes to the client until a factor
  * is set up: a user who leaves this page is not signed in.
  *
  * - An authenticator app (docs/decisions.md#the-authenticator-app): the QR code of the otpauth URL,
  *   drawn on the server as an SVG image (no script needed), the key as text for typing in by hand,
  *   and a field for the first code. The factor is the one RegisterTOTP adds (domain/credentials/otp.ts);
  *   a reload shows the same key while it is unverified, so a key already scanned keeps working. A
- *   valid code makes it ready and finishes the sign-in with amr ["pwd", "otp", "mfa"]; wrong codes
+ *   valid code makes it ready and finishes the sign-in with amr ["pwd", "otp", "mfa"] (["fed", …]
+ *   after a provider); wrong codes
  *   count towards the lockout and the address's tries, as on the code step.
  * - A passkey (when the policy allows passkeys and the relying party is enabled,
  *   docs/passkeys.md): the self-service page's ceremony (http/assets/passkey.js, form.passkey-add),
@@ -18,7 +20,7 @@
  *   sign-in with amr ["pwd", "user", "mfa"]: the password, and the passkey's user verification and
  *   possession (a passkey sign-in's amr, docs/decisions.md#a-passkey-sign-in-is-two-factors).
  *
- * Whoever is here has proven the password only: they may add the first second factor, never change
+ * Whoever is here has proven the first factor only: they may add the first second factor, never change
  * one (a user with a ready factor is sent to the step that asks for it).
  */
 import type { Request, Response } from 'express';
@@ -30,7 +32,7 @@ import { PASSKEY_AMR } from '../../domain/passkeys/passkey-sign-in.ts';
 import { hasReadyPasskey, loadPasskeyUser, type PasskeyUser } from '../../domain/passkeys/passkeys.ts';
 import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
-import { pendingOtp, type PendingOtp } from '../../domain/sign-in/login-names.ts';
+import { pendingOtp, withSecondFactor, type PendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html, type Html } from '../../http/html.ts';
 import { securityHeaders, seeOther } from '../../http/respond.ts';
 import { findOtpFactor } from '../../store/otp-factors.ts';
@@ -175,7 +177,7 @@ export function mfaSetupStep(gh: Gatehouse) {
       // on a form's post (CSRF-checked); a GET changes nothing and leads to the password step.
       if (!submitted) return void goToStep(gh, res, 'password', request.id);
       await clearOtpPending(gh.db, request.id);
-      await finishWithAuthentication(gh, res, request, pending.user.id, ['pwd']);
+      await finishWithAuthentication(gh, res, request, pending.user.id, pending.firstFactorAmr);
       return undefined;
     }
     return { pending, passkeyUser };
@@ -213,7 +215,7 @@ export function mfaSetupStep(gh: Gatehouse) {
       case 'verified':
         gh.throttle.succeeded(address, now.getTime());
         await clearOtpPending(gh.db, request.id);
-        return finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
+        return finishWithAuthentication(gh, res, request, user.id, withSecondFactor(who.pending.firstFactorAmr, ['otp', 'mfa']));
       case 'invalid':
         return refused(checked.refusal);
       case 'locked':
@@ -239,7 +241,7 @@ export function mfaSetupStep(gh: Gatehouse) {
     const finished = await finishPasskeyRegistration(gh, user, { passkeyId, credential, name, creator: user.id });
     if (finished.kind !== 'verified') return again(res, step, 400, who, undefined, m.passkeyAddFailed);
     await clearOtpPending(gh.db, request.id);
-    await finishWithAuthentication(gh, res, request, user.id, ['pwd', ...PASSKEY_AMR]);
+    await finishWithAuthentication(gh, res, request, user.id, withSecondFactor(who.pending.firstFactorAmr, PASSKEY_AMR));
   }
 
   return {

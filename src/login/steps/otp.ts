@@ -2,7 +2,9 @@
  * Step 3 for users with a verified authenticator-app factor (docs/decisions.md#the-authenticator-app):
  * after a valid password the password step records the user as owing a one-time code
  * (`markOtpPending`) and sends the browser here; a valid code finishes the sign-in with amr
- * ['pwd', 'otp', 'mfa']. Wrong codes count towards the same lockout as wrong passwords
+ * ['pwd', 'otp', 'mfa']. After an external identity provider, when the login policy asks for a
+ * local second factor (steps/idp.ts), the same mark sends the browser here and the amr is
+ * ['fed', 'otp', 'mfa']. Wrong codes count towards the same lockout as wrong passwords
  * (domain/lockout.ts), and the count survives a right password: only the completed sign-in resets
  * it (docs/security.md 10.3), so re-entering the password buys no new guesses.
  *
@@ -14,7 +16,7 @@ import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
 import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
 import { checkOtpCode } from '../../domain/credentials/otp.ts';
-import { pendingOtp } from '../../domain/sign-in/login-names.ts';
+import { pendingOtp, withSecondFactor } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { shownLoginName } from '../branding.ts';
@@ -60,7 +62,7 @@ export function otpStep(gh: Gatehouse) {
       const { m, request } = step;
       const pending = await pendingOtp(gh.db, request.id);
       if (!pending) return goToStep(gh, res, 'login', request.id);
-      const { loginName, user } = pending;
+      const { loginName, user, firstFactorAmr } = pending;
       const now = new Date();
       const address = clientAddress(gh, req);
       // Taken before the check and given back on success (docs/security.md 10.11): parallel guesses
@@ -94,7 +96,7 @@ export function otpStep(gh: Gatehouse) {
       if (check.kind === 'refused') return refused(check.refusal, check.replayed);
       gh.throttle.succeeded(address, now.getTime());
       await clearOtpPending(gh.db, request.id);
-      await finishWithAuthentication(gh, res, request, user.id, ['pwd', 'otp', 'mfa']);
+      await finishWithAuthentication(gh, res, request, user.id, withSecondFactor(firstFactorAmr, ['otp', 'mfa']));
     },
   };
 }

@@ -18,19 +18,15 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { hasReadyOtp } from '../../domain/credentials/otp.ts';
-import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
 import { checkPassword } from '../../domain/sign-in/password-check.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
-import { markOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { rememberedLoginName } from '../../store/auth-requests.ts';
 import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import { PASSWORD_CHANGED_NOTICE, passwordResetOffered } from './password-reset.ts';
-import { clientAddress, goToStep, mfaRequired, openStep, PASSKEY_STEP_PATH, passkeyRpId, passkeysAllowed, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
+import { clientAddress, goToSecondFactor, goToStep, openStep, passkeysAllowed, sendStep, stepAction, stepFields, stepPath, submitStep, stepPage, type Step } from '../flow.ts';
 import { passkeyForm, sendPasskeyStep } from '../passkey-page.ts';
-import { seeOther } from '../../http/respond.ts';
 import { button, field, link } from '../layout.ts';
 import { PASSWORD_MAX_LENGTH } from '../../domain/credentials/password-policy.ts';
 
@@ -103,23 +99,9 @@ export function passwordStep(gh: Gatehouse) {
       }
       if (check.kind === 'locked') return render(res, step, 400, loginName, { alert: m.locked(minutesUntil(check.until)) });
       if (check.kind === 'invalid') return render(res, step, 400, loginName, { alert: m.invalidCredentials });
-      // A verified OTP factor: the password is checked, the code comes next (steps/otp.ts). The
-      // failure count stays as it is until the sign-in is complete (docs/security.md 10.3).
-      if (await hasReadyOtp(gh.db, check.userId)) {
-        await markOtpPending(gh.db, request.id, check.userId, new Date());
-        return goToStep(gh, res, 'otp', request.id);
-      }
-      if (mfaRequired(step.settings.login)) {
-        // A passkey is the second factor this user already has: its step asks for it (and a passkey
-        // sign-in is two factors by itself, docs/decisions.md#a-passkey-sign-in-is-two-factors).
-        const rpId = passkeyRpId(gh, step.settings.login);
-        if (rpId !== undefined && (await hasReadyPasskey(gh.db, check.userId, rpId))) {
-          return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
-        }
-        // None yet: one is set up now. The mark says whose password was checked, as for the code step.
-        await markOtpPending(gh.db, request.id, check.userId, new Date());
-        return goToStep(gh, res, 'mfa-setup', request.id);
-      }
+      // A second factor set up or forced comes next (flow.ts goToSecondFactor). The failure count
+      // stays as it is until the sign-in is complete (docs/security.md 10.3).
+      if (await goToSecondFactor(gh, res, step, check.userId, ['pwd'])) return;
       await finishWithAuthentication(gh, res, request, check.userId, ['pwd']);
     },
   };

@@ -133,7 +133,7 @@ export function registerStep(gh: Gatehouse) {
         // As after a password (steps/password.ts): the password just chosen is checked, a second factor is owed.
         const user = await gh.directory.user(result.userId);
         await rememberLoginName(gh.db, request.id, user?.loginName ?? values.userName, result.userId);
-        await markOtpPending(gh.db, request.id, result.userId, new Date());
+        await markOtpPending(gh.db, request.id, result.userId, ['pwd']);
         return goToStep(gh, res, 'mfa-setup', request.id);
       }
       await finishWithAuthentication(gh, res, request, result.userId, ['pwd']);

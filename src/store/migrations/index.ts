@@ -23,6 +23,7 @@ import * as personalAccessTokens from './2026_11_26_0020_personal_access_tokens.
 import * as policies from './2026_11_26_0021_policies.ts';
 import * as identityProviders from './2026_11_26_0022_identity_providers.ts';
 import * as idpIntents from './2026_11_26_0023_idp_intents.ts';
+import * as firstFactor from './2026_11_27_0024_first_factor.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0021_policies': policies,
   '2026_11_26_0022_identity_providers': identityProviders,
   '2026_11_26_0023_idp_intents': idpIntents,
+  '2026_11_27_0024_first_factor': firstFactor,
 };
