@@ -61,6 +61,11 @@ export class Browser {
     return this.kept(send(url, { method: 'POST', headers: { ...this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) }));
   }
 
+  /** The Cookie header this browser sends (empty without cookies). */
+  cookies(): string {
+    return this.cookieHeader()['cookie'] ?? '';
+  }
+
   private cookieHeader(): Record<string, string> {
     return this.jar.size === 0 ? {} : { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') };
   }
@@ -98,16 +103,23 @@ export function passwordSignIn(loginName: string, password: string): SignIn {
   };
 }
 
-/** One complete flow; resolves with the access token once the token endpoint has answered 200. */
-export async function codeFlow(options: FlowOptions, signIn: SignIn): Promise<string> {
+/** A new browser at /authorize, sent on to the login name page, which it has loaded. */
+export async function openLoginPage(options: FlowOptions): Promise<LoginPage> {
   const browser = new Browser();
   const authorize = `${options.base}/oauth/v2/authorize?${form({ client_id: options.clientId, redirect_uri: options.redirectUri, response_type: 'code', scope: options.scope ?? 'openid', state: 'bench' })}`;
-  const loginUrl = expectRedirect(await browser.get(authorize), 'authorize');
-  const requestId = new URL(loginUrl).searchParams.get('authRequestID')!;
-  const page = await browser.get(loginUrl);
+  const url = expectRedirect(await browser.get(authorize), 'authorize');
+  const requestId = new URL(url).searchParams.get('authRequestID')!;
+  const page = await browser.get(url);
   const csrf = /name="csrfToken" value="([^"]+)"/.exec(page.body)?.[1];
   if (!csrf) throw new Error('login page: no CSRF token');
-  const callback = await signIn({ browser, url: loginUrl, requestId, csrf, body: page.body });
+  return { browser, url, requestId, csrf, body: page.body };
+}
+
+/** One complete flow; resolves with the access token once the token endpoint has answered 200. */
+export async function codeFlow(options: FlowOptions, signIn: SignIn): Promise<string> {
+  const page = await openLoginPage(options);
+  const { browser } = page;
+  const callback = await signIn(page);
   const answered = await browser.get(callback);
   const code = new URL(expectRedirect(answered, 'callback')).searchParams.get('code');
   if (!code) throw new Error('callback: no code');

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { codeFlow, measureFlows, passwordSignIn } from './code-flow.ts';
+import { codeFlow, measureFlows, openLoginPage, passwordSignIn } from './code-flow.ts';
 import { passkeySignIn, registerPasskeys } from './passkey-flow.ts';
 import { nodeOnServerCore, pin, pinned, stopChild, waitFor } from './processes.ts';
 import { loadAddOtpOverGrpc } from './rpc-load.ts';
@@ -284,6 +284,12 @@ async function main(): Promise<void> {
       await load('discovery', { url: `${url}/.well-known/openid-configuration` }, server.pid),
     );
     const flowOptions = { base: url, clientId: 'bench-web', clientSecret: 'bench-web-secret', redirectUri: 'http://127.0.0.1:18099/callback' };
+    // The login name page of one pending request, as every browser sign-in renders it first (the
+    // application's organization offers no identity provider).
+    if (wanted('login name page')) {
+      const opened = await openLoginPage(flowOptions);
+      results.push(await load('login name page', { url: opened.url, headers: { cookie: opened.browser.cookies() } }, server.pid));
+    }
     const alice = passwordSignIn('alice@bench.test', 'Correct-Horse-9');
     const skipped = { flows: 0, perSecond: Number.NaN, p99: Number.NaN, errors: 0 };
     const passwordFlows = wanted('full code flow with a password');
