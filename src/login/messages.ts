@@ -161,6 +161,10 @@ export interface Messages extends PageTexts {
   idpReason: string;
   idpBackToSignIn: string;
   idpUnusable: string;
+  /** A linked user who is deactivated (told only after the provider, never at the password step). */
+  idpUserInactive: string;
+  /** A linked user an administrator locked; a lockout with an end says `locked`. */
+  idpUserLocked: string;
   idpNoAccountTitle: string;
   idpNoAccount: (provider: string) => string;
   idpNothingOffered: string;
@@ -321,6 +325,8 @@ const en: Messages = {
   idpReason: 'Reason',
   idpBackToSignIn: 'Back to sign-in',
   idpUnusable: 'This sign-in with an external account cannot be used here. Please start again.',
+  idpUserInactive: 'This account is deactivated. Please contact your administrator.',
+  idpUserLocked: 'This account is locked. Please contact your administrator.',
   idpNoAccountTitle: 'No account linked',
   idpNoAccount: (provider) => `No account is linked to this ${provider} account.`,
   idpNothingOffered: 'Please ask your administrator to link your account.',
@@ -481,6 +487,8 @@ const de: Messages = {
   idpReason: 'Grund',
   idpBackToSignIn: 'Zurück zur Anmeldung',
   idpUnusable: 'Diese Anmeldung mit einem externen Konto kann hier nicht verwendet werden. Bitte beginnen Sie von vorn.',
+  idpUserInactive: 'Dieses Konto ist deaktiviert. Bitte wenden Sie sich an Ihre Administration.',
+  idpUserLocked: 'Dieses Konto ist gesperrt. Bitte wenden Sie sich an Ihre Administration.',
   idpNoAccountTitle: 'Kein Konto verknüpft',
   idpNoAccount: (provider) => `Mit diesem ${provider}-Konto ist kein Konto verknüpft.`,
   idpNothingOffered: 'Bitte bitten Sie Ihre Administration, Ihr Konto zu verknüpfen.',

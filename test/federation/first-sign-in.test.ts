@@ -100,7 +100,22 @@ describe('a linked account', () => {
     expect(await linkUser(ctx, p, linked, account(p, 'sub-linked'))).toBe(true);
     expect(await decideFirstSignIn(ctx, p, account(p, 'sub-linked'), ORG_A)).toEqual({ kind: 'user', userId: linked, how: 'linked' });
     await database.db.updateTable('users').set({ state: 'inactive' }).where('id', '=', linked).execute();
-    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-linked'), ORG_A)).toEqual({ kind: 'refused' });
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-linked'), ORG_A)).toEqual({ kind: 'refused', reason: 'inactive' });
+  });
+
+  it('says a locked user is locked: an administrator\'s lock without an end, a lockout until it ends', async () => {
+    const p = await provider(ORG_A, { isAutoCreation: true });
+    const linked = await user(ORG_A, 'linked-locked', null, false);
+    expect(await linkUser(ctx, p, linked, account(p, 'sub-locked'))).toBe(true);
+    const until = new Date(Date.now() + 10 * 60_000);
+    await database.db.updateTable('users').set({ locked_until: until }).where('id', '=', linked).execute();
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-locked'), ORG_A)).toEqual({ kind: 'refused', reason: 'locked', until });
+    await database.db.updateTable('users').set({ state: 'locked' }).where('id', '=', linked).execute();
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-locked'), ORG_A)).toEqual({ kind: 'refused', reason: 'locked' });
+    await database.db.updateTable('users').set({ state: 'active', locked_until: new Date(Date.now() - 1000) }).where('id', '=', linked).execute();
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-locked'), ORG_A)).toEqual({ kind: 'user', userId: linked, how: 'linked' });
+    // Refused, the link stands: no second user was auto-created meanwhile.
+    expect(await database.db.selectFrom('idp_links').select('user_id').where('idp_id', '=', p.id).execute()).toEqual([{ user_id: linked }]);
   });
 
   it('is refused when the user\'s organization no longer lists the instance provider', async () => {
@@ -109,7 +124,10 @@ describe('a linked account', () => {
     expect(await linkUser(ctx, shared, linked, account(shared, 'sub-shared'))).toBe(true);
     expect((await decideFirstSignIn(ctx, shared, account(shared, 'sub-shared'), ORG_A)).kind).toBe('user');
     await database.db.deleteFrom('login_policy_idps').where('owner_id', '=', ORG_A).where('idp_id', '=', shared.id).execute();
-    expect(await decideFirstSignIn(ctx, shared, account(shared, 'sub-shared'), ORG_A)).toEqual({ kind: 'refused' });
+    expect(await decideFirstSignIn(ctx, shared, account(shared, 'sub-shared'), ORG_A)).toEqual({ kind: 'refused', reason: 'not-served' });
+    // Nor does its state show through a provider that no longer serves it.
+    await database.db.updateTable('users').set({ state: 'inactive' }).where('id', '=', linked).execute();
+    expect(await decideFirstSignIn(ctx, shared, account(shared, 'sub-shared'), ORG_A)).toEqual({ kind: 'refused', reason: 'not-served' });
   });
 
   it('keeps the stored email without isAutoUpdate, and follows the upstream with it (verified only when vouched for)', async () => {
@@ -191,6 +209,32 @@ describe('autoLinking username', () => {
     const p = await provider(ORG_A, { autoLinking: 'username' });
     await user(ORG_B, 'heidi', null, false);
     expect((await decideFirstSignIn(ctx, p, account(p, 'sub-heidi', { userName: 'heidi@b.test' }), ORG_A)).kind).toBe('choose');
+  });
+
+  it('reads the preferred user name only: an email or subject that is a login name offers nobody', async () => {
+    const p = await provider(ORG_A, { autoLinking: 'username' });
+    await user(ORG_A, 'nina', 'nina@a.test', true);
+    const withoutName = { ...account(p, 'nina@a.test', { email: 'nina@a.test' }), userName: 'nina@a.test' };
+    expect(withoutName.profile.userName).toBeUndefined();
+    expect((await decideFirstSignIn(ctx, p, withoutName, ORG_A)).kind).toBe('choose');
+  });
+
+  it('finds the name in the application\'s organization when another organization has a user of the same name', async () => {
+    const p = await provider(ORG_A, { autoLinking: 'username' });
+    const oscarA = await user(ORG_A, 'oscar', null, false);
+    await user(ORG_B, 'oscar', null, false);
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-oscar', { userName: 'oscar' }), ORG_A)).toEqual({ kind: 'confirm', userId: oscarA });
+    // For an application of B, B's oscar is found but not served, and the bare name names nobody.
+    expect((await decideFirstSignIn(ctx, p, account(p, 'sub-oscar', { userName: 'oscar' }), ORG_B)).kind).toBe('choose');
+    // The full login name still finds A's oscar for a request without an application.
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-oscar', { userName: 'oscar@a.test' }), undefined)).toEqual({ kind: 'confirm', userId: oscarA });
+  });
+
+  it('falls through to the next option when the name matches no user, or a user who may not sign in', async () => {
+    const p = await provider(ORG_A, { autoLinking: 'username', isAutoCreation: true });
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-nomad', { userName: 'nomad' }), ORG_A)).toMatchObject({ kind: 'user', how: 'created' });
+    await user(ORG_A, 'idle', null, false, 'inactive');
+    expect(await decideFirstSignIn(ctx, p, account(p, 'sub-idle', { userName: 'idle@a.test' }), ORG_A)).toMatchObject({ kind: 'user', how: 'created' });
   });
 });
 

@@ -4,11 +4,13 @@
  *
  * 1. the user linked to (provider, upstream subject), when that user's organization may use the
  *    provider (its own organization's provider, or an instance provider its effective login
- *    policy lists and allows external sign-in for);
+ *    policy lists and allows external sign-in for); a linked user who may not sign in
+ *    (deactivated, locked) is refused with the reason, and nothing below is tried;
  * 2. with `autoLinking` email: the one user of an organization this provider may serve whose
  *    verified address equals the upstream's verified address (several: no automatic link), linked
- *    now; with `autoLinking` username: the user of that login name, linked only once the person has
- *    signed in as that user with the existing credentials (the login UI asks, then calls linkUser);
+ *    now; with `autoLinking` username: the user the upstream's preferred user name names (in the
+ *    application's organization, else as a login name), linked only once the person has signed in
+ *    as that user with the existing credentials (the login UI asks, then calls linkUser);
  * 3. with `isAutoCreation`: a new user in the application's organization, linked;
  * 4. else the person chooses: link an existing account (`isLinkingAllowed`) or create one
  *    (`isCreationAllowed`).
@@ -23,7 +25,7 @@
 import type { DB } from '../../store/database.ts';
 import { findHumansByVerifiedEmail } from '../../store/identity-providers.ts';
 import { findIdpLinkBySubject } from '../../store/idp-links.ts';
-import { findUserById, userNameTaken } from '../../store/users.ts';
+import { findOrgUserByName, findUserById, userNameTaken } from '../../store/users.ts';
 import type { MasterKey } from '../kernel/crypto.ts';
 import { newId } from '../kernel/ids.ts';
 import { Refusal } from '../kernel/refusals.ts';
@@ -60,10 +62,18 @@ export type FirstSignIn =
   | { kind: 'user'; userId: string; how: 'linked' | 'auto-linked' | 'created' }
   /** `autoLinking` username: the person must sign in as `userId` first, then linkUser. */
   | { kind: 'confirm'; userId: string }
-  /** The linked user may not sign in (deactivated, locked, or its organization no longer uses the provider). */
-  | { kind: 'refused' }
+  /** The linked user may not sign in now: see RefusedSignIn. */
+  | RefusedSignIn
   /** Nothing found: what the person may choose. */
   | { kind: 'choose'; canLink: boolean; canCreate: boolean };
+
+/**
+ * Why the linked user may not sign in: `inactive` (deactivated), `locked` (an administrator's lock,
+ * without `until`; a lockout after failed attempts, until `until`), `not-served` (the user is gone,
+ * or its organization no longer uses the provider). The person has proven the upstream account, so
+ * the login UI may say which; the user's state is told only when the provider serves the user.
+ */
+export type RefusedSignIn = { kind: 'refused'; reason: 'inactive' | 'locked' | 'not-served'; until?: Date };
 
 /**
  * Whether `provider` may serve the users of `orgId`: an organization's provider only its own
@@ -81,6 +91,21 @@ async function usableUser(db: DB, userId: string): Promise<{ id: string; orgId: 
   return { id: row.id, orgId: row.org_id };
 }
 
+/** Why the linked user `userId` may not sign in through `provider` now; undefined when it may. */
+async function linkedUserRefused(db: DB, provider: Provider, userId: string, now = new Date()): Promise<RefusedSignIn | undefined> {
+  const row = await findUserById(db, userId);
+  if (row === undefined || row.kind !== 'human' || !(await mayServe(db, provider, row.org_id))) return { kind: 'refused', reason: 'not-served' };
+  switch (effectiveState(row, now)) {
+    case 'active':
+      return undefined;
+    case 'inactive':
+      return { kind: 'refused', reason: 'inactive' };
+    case 'locked':
+      // An administrator's lock lasts until unlocked; a lockout ends by itself (lockout.ts).
+      return row.state === 'locked' || row.locked_until === null ? { kind: 'refused', reason: 'locked' } : { kind: 'refused', reason: 'locked', until: row.locked_until };
+  }
+}
+
 function adminContext(ctx: FirstSignInContext, creator: string): AdminContext {
   return { instanceId: ctx.instanceId, externalUrl: ctx.externalUrl, masterKey: ctx.masterKey, creator };
 }
@@ -94,10 +119,10 @@ export async function decideFirstSignIn(ctx: FirstSignInContext, provider: Provi
   const { db } = ctx;
   const link = await findIdpLinkBySubject(db, ctx.instanceId, provider.id, account.subject);
   if (link !== undefined) {
-    const user = await usableUser(db, link.user_id);
-    if (user === undefined || !(await mayServe(db, provider, user.orgId))) return { kind: 'refused' };
-    if (provider.options.isAutoUpdate) await updateFromUpstream(ctx, user.id, account.profile);
-    return { kind: 'user', userId: user.id, how: 'linked' };
+    const refused = await linkedUserRefused(db, provider, link.user_id);
+    if (refused !== undefined) return refused;
+    if (provider.options.isAutoUpdate) await updateFromUpstream(ctx, link.user_id, account.profile);
+    return { kind: 'user', userId: link.user_id, how: 'linked' };
   }
 
   const { options } = provider;
@@ -115,10 +140,10 @@ export async function decideFirstSignIn(ctx: FirstSignInContext, provider: Provi
       return { kind: 'user', userId: served[0]!, how: 'auto-linked' };
     }
   }
-  if (options.autoLinking === 'username' && account.userName !== '') {
-    const userId = await findHumanByLoginName(db, ctx.instanceId, account.userName);
-    const user = userId === undefined ? undefined : await usableUser(db, userId);
-    if (user !== undefined && (await mayServe(db, provider, user.orgId))) return { kind: 'confirm', userId: user.id };
+  const preferredName = account.profile.userName;
+  if (options.autoLinking === 'username' && preferredName !== undefined && preferredName !== '') {
+    const userId = await userOfPreferredName(ctx, provider, preferredName, appOrgId);
+    if (userId !== undefined) return { kind: 'confirm', userId };
   }
 
   const canCreate = appOrgId !== undefined && (await mayServe(db, provider, appOrgId));
@@ -127,6 +152,22 @@ export async function decideFirstSignIn(ctx: FirstSignInContext, provider: Provi
     return { kind: 'user', userId, how: 'created' };
   }
   return { kind: 'choose', canLink: options.isLinkingAllowed, canCreate: options.isCreationAllowed && canCreate };
+}
+
+/**
+ * `autoLinking` username: the user the upstream's preferred user name names (only that claim, as
+ * ZITADEL: not the email or subject the link shows when it is missing). A user of that name in the
+ * application's organization first (the same name may be taken in another organization), else the
+ * user of that login name (login-names.ts); only one who may sign in, of an organization the
+ * provider serves.
+ */
+async function userOfPreferredName(ctx: FirstSignInContext, provider: Provider, name: string, appOrgId: string | undefined): Promise<string | undefined> {
+  const served = async (userId: string | undefined): Promise<string | undefined> => {
+    const user = userId === undefined ? undefined : await usableUser(ctx.db, userId);
+    return user !== undefined && (await mayServe(ctx.db, provider, user.orgId)) ? user.id : undefined;
+  };
+  const inAppOrg = appOrgId === undefined ? undefined : await served((await findOrgUserByName(ctx.db, appOrgId, name))?.id);
+  return inAppOrg ?? (await served(await findHumanByLoginName(ctx.db, ctx.instanceId, name)));
 }
 
 /**
