@@ -281,7 +281,12 @@ export function idpStep(gh: Gatehouse) {
       const account: ExternalAccount = { providerId: provider.id, subject: intent.subject, userName: intent.userName ?? intent.profile.email ?? intent.subject, profile: intent.profile };
       const decided = await decideFirstSignIn(firstSignInContext(gh), provider, account, step.orgId);
       if (decided.kind === 'user') return finishExternal(gh, res, step, decided.userId, intent.amr, 'page');
-      if (decided.kind === 'refused') return sendFailure(res, step, 403, step.m.idpUnusable);
+      if (decided.kind === 'refused') {
+        // The person has proven the upstream account, so the page may say why its user may not sign in.
+        const { m } = step;
+        const locked = decided.until === undefined ? m.idpUserLocked : m.locked(Math.max(1, Math.ceil((decided.until.getTime() - Date.now()) / 60_000)));
+        return sendFailure(res, step, 403, decided.reason === 'inactive' ? m.idpUserInactive : decided.reason === 'locked' ? locked : m.idpUnusable);
+      }
       const sealed = seal(gh, { requestId: step.request.id, ...account, amr: intent.amr, expires: Math.floor(Date.now() / 1000) + PENDING_SECONDS });
       if (decided.kind === 'confirm') {
         const user = await gh.directory.user(decided.userId);
