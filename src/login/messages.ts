@@ -177,7 +177,7 @@ export interface Messages extends PageTexts {
   idpUserName: string;
   idpUserNameTaken: string;
   idpInvalidEmail: string;
-  idpMfaUnavailable: string;
+  idpLinkNeedsOtp: string;
   idpSigningIn: string;
 }
 
@@ -340,7 +340,7 @@ const en: Messages = {
   idpUserNameTaken: 'This user name is taken. Please choose another one.',
   idpInvalidEmail: 'Enter an email address like alice@example.com.',
   idpSigningIn: 'Signing you in',
-  idpMfaUnavailable: 'This organization asks for a second factor of its own at every sign-in, which a sign-in with an external account cannot give here. Please sign in with your login name.',
+  idpLinkNeedsOtp: 'This account also signs in with a code from an authenticator app, so its password alone cannot link it. Please sign in with your login name instead.',
 };
 
 const de: Messages = {
@@ -502,7 +502,7 @@ const de: Messages = {
   idpUserNameTaken: 'Dieser Benutzername ist vergeben. Bitte wählen Sie einen anderen.',
   idpInvalidEmail: 'Geben Sie eine E-Mail-Adresse wie alice@example.com ein.',
   idpSigningIn: 'Sie werden angemeldet',
-  idpMfaUnavailable: 'Diese Organisation verlangt bei jeder Anmeldung einen eigenen zweiten Faktor, den eine Anmeldung mit einem externen Konto hier nicht geben kann. Bitte melden Sie sich mit Ihrem Anmeldenamen an.',
+  idpLinkNeedsOtp: 'Dieses Konto meldet sich zusätzlich mit einem Code aus einer Authenticator-App an; das Passwort allein kann es daher nicht verknüpfen. Bitte melden Sie sich stattdessen mit Ihrem Anmeldenamen an.',
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, de };

@@ -11,6 +11,7 @@ import { describeWithChromium, launchChromium, screenshot } from '../support/chr
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
+import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
 import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
 
@@ -19,6 +20,8 @@ const APP = { clientId: 'fed-shop', secret: 'fed-shop-secret' };
 const OTHER_APP = { clientId: 'fed-elsewhere', secret: 'fed-elsewhere-secret' };
 /** A user of the organization whose verified address is the upstream account's. */
 const ADA_HERE = '293000000000000001';
+/** A user with an authenticator app. */
+const OTTO = '293000000000000002';
 
 describeWithChromium('signing in with an external identity provider', () => {
   let server: TestServer;
@@ -43,7 +46,10 @@ describeWithChromium('signing in with an external identity provider', () => {
       name, clientId: creds.clientId, clientSecret: creds.secret, authMethod: 'client_secret_basic', redirectUris: [`${rpBase}/callback`], responseTypes: ['code'], grantTypes: ['authorization_code'],
     });
     const document = managementDocument({
-      users: [{ id: ADA_HERE, userName: 'ada-here', password: PASSWORD, email: 'ada@example.org', emailVerified: true, givenName: 'Ada', familyName: 'Here' }],
+      users: [
+        { id: ADA_HERE, userName: 'ada-here', password: PASSWORD, email: 'ada@example.org', emailVerified: true, givenName: 'Ada', familyName: 'Here' },
+        { id: OTTO, userName: 'otto', password: PASSWORD, email: 'otto@example.net', emailVerified: true, givenName: 'Otto', familyName: 'App' },
+      ],
       projects: [{ name: 'shop', apps: [app('Federated Shop', APP)] }],
     });
     const orgs = document['orgs'] as Array<{ projects: Array<{ apps?: unknown[] }> }>;
@@ -169,6 +175,28 @@ describeWithChromium('signing in with an external identity provider', () => {
     await atUpstream(again.page);
     expect((await tokensAt(again.page, second)).sub).toBe(sub);
     await again.context.close();
+  }, 60000);
+
+  it('no account linked: a user with an authenticator app is not linked on its password alone', async () => {
+    const gh = server.running.gh;
+    const otto = { id: OTTO, orgId: MGMT.org, loginName: 'otto@managed.test' };
+    const added = await addOtpFactor(gh, otto);
+    if (added.kind !== 'added') throw new Error('otto already has a factor');
+    expect((await verifyOtpFactor(gh, otto, codeFor(added.otp.secret), new Date(), async () => undefined)).kind).toBe('verified');
+    const { context, page } = await freshPage();
+    await authorize(page);
+    await page.getByRole('button', { name: 'Continue with Upstream Link' }).click();
+    await atUpstream(page);
+    await page.waitForURL(`${origin}/ui/login/idp/done**`);
+    await page.getByRole('button', { name: 'Link an existing account' }).click();
+    await page.fill('input[name="loginName"]', 'otto@managed.test');
+    await page.fill('input[name="password"]', PASSWORD);
+    const [answer] = await Promise.all([page.waitForResponse((response) => response.url().includes('/ui/login/idp/link')), page.getByRole('button', { name: 'Link and sign in' }).click()]);
+    expect(answer.status()).toBe(403);
+    expect(await page.textContent('[role="alert"]')).toContain('its password alone cannot link it');
+    expect(await gh.db.selectFrom('idp_links').select('user_id').where('user_id', '=', OTTO).execute()).toEqual([]);
+    expect(await gh.db.selectFrom('user_sessions').select('id').where('user_id', '=', OTTO).execute()).toEqual([]);
+    await context.close();
   }, 60000);
 
   it('no account linked: link an existing account with its password', async () => {

@@ -19,10 +19,11 @@
  *   password. The upstream account travels between these pages sealed with the master key (AES-GCM)
  *   and bound to the request and a deadline, since the intent itself is used up.
  *
- * An external sign-in ends with the intent's `amr` (`fed`, and `mfa` when the provider said so). A
- * login policy with `forceMfa` asks every sign-in for a local second factor; unless
- * `forceMfaLocalOnly` exempts external sign-ins, such a sign-in is refused here with a page that
- * says so (the login UI asks for a local second factor only after a password).
+ * An external sign-in ends with the intent's `amr` (`fed`, and `mfa` when the provider said so),
+ * unless a local second factor is owed (finishExternal): the user's authenticator app is always
+ * asked for, and a login policy with `forceMfa` (unless `forceMfaLocalOnly` exempts external
+ * sign-ins) has one set up on the way. Linking an existing account by its password is refused for a
+ * user with an authenticator app: the link would be made on one of its two factors.
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
@@ -333,7 +334,7 @@ export function idpStep(gh: Gatehouse) {
       }
       if (check.kind !== 'valid') return renderLink(res, step, provider, sealed, 400, loginName, { alert: m.invalidCredentials });
       // A user with an authenticator app signs in with its code: the password alone links nothing.
-      if (await hasReadyOtp(gh.db, check.userId)) return sendFailure(res, step, 403, m.idpMfaUnavailable);
+      if (await hasReadyOtp(gh.db, check.userId)) return sendFailure(res, step, 403, m.idpLinkNeedsOtp);
       if (!(await linkUser(firstSignInContext(gh), provider, check.userId, accountOf(pending)))) {
         return renderLink(res, step, provider, sealed, 400, loginName, { alert: m.invalidCredentials });
       }
