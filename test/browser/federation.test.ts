@@ -4,10 +4,9 @@
  * pages), a headless Chromium, openid-client as the relying party, the providers configured through
  * the management API over REST by the organization's owner.
  */
-import http from 'node:http';
-import * as client from 'openid-client';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
+import { federationPages, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
@@ -27,18 +26,17 @@ describeWithChromium('signing in with an external identity provider', () => {
   let server: TestServer;
   let upstream: OidcUpstream;
   let browser: Browser;
-  let rp: http.Server;
+  let callbackPage: { base: string; stop(): Promise<void> };
   let rpBase: string;
   let origin: string;
   let orgAdmin: string;
   /** Provider ids by name. */
   const idps: Record<string, string> = {};
+  const { freshPage, authorize, atUpstream, tokensAt } = federationPages((): FederationSite => ({ browser, origin, rpBase, upstreamIssuer: upstream.issuer, app: APP }));
 
   beforeAll(async () => {
-    const rpPort = await freePort();
-    rpBase = `http://127.0.0.1:${rpPort}`;
-    rp = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>RP</title><p>signed in</p>'));
-    await new Promise<void>((resolve) => rp.listen(rpPort, '127.0.0.1', resolve));
+    callbackPage = await startCallbackPage();
+    rpBase = callbackPage.base;
     const port = await freePort();
     origin = `http://localhost:${port}`;
     upstream = await startOidcUpstream(`${origin}/idps/callback`);
@@ -80,45 +78,8 @@ describeWithChromium('signing in with an external identity provider', () => {
     await browser?.close();
     await server?.stop();
     await upstream?.stop();
-    await new Promise((resolve) => rp?.close(resolve));
+    await callbackPage?.stop();
   });
-
-  async function relyingParty(creds = APP): Promise<client.Configuration> {
-    return client.discovery(new URL(origin), creds.clientId, undefined, client.ClientSecretBasic(creds.secret), { execute: [client.allowInsecureRequests] });
-  }
-
-  async function freshPage(locale = 'en-US'): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ locale, viewport: { width: 480, height: 760 } });
-    return { context, page: await context.newPage() };
-  }
-
-  async function authorize(page: Page, options: { creds?: typeof APP; scope?: string; waitFor?: string } = {}): Promise<{ state: string; nonce: string; config: client.Configuration }> {
-    const config = await relyingParty(options.creds);
-    const state = client.randomState();
-    const nonce = client.randomNonce();
-    await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: options.scope ?? 'openid', state, nonce }).href);
-    if (options.waitFor !== '') await page.waitForSelector(options.waitFor ?? 'input[name="loginName"]');
-    return { state, nonce, config };
-  }
-
-  /** Signs in as `ada` at the upstream's own pages, until it sends the browser back to Gatehouse. */
-  async function atUpstream(page: Page): Promise<void> {
-    await page.waitForURL(`${upstream.issuer}/**`);
-    await page.fill('input[name="login"]', 'ada');
-    await page.fill('input[name="password"]', 'any');
-    await page.click('button[type="submit"]');
-    for (let hop = 0; hop < 3 && page.url().startsWith(upstream.issuer); hop++) {
-      const consent = page.locator('button[autofocus]');
-      if ((await consent.count()) > 0 && page.url().startsWith(upstream.issuer)) await consent.click().catch(() => undefined);
-      await page.waitForURL((url) => !url.href.startsWith(upstream.issuer), { timeout: 5000 }).catch(() => undefined);
-    }
-  }
-
-  async function tokensAt(page: Page, flow: { state: string; nonce: string; config: client.Configuration }) {
-    await page.waitForURL(`${rpBase}/callback**`);
-    const tokens = await client.authorizationCodeGrant(flow.config, new URL(page.url()), { expectedState: flow.state, expectedNonce: flow.nonce });
-    return tokens.claims()!;
-  }
 
   const buttons = (page: Page) => page.locator('div.idps button').allTextContents();
 
