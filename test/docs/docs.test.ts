@@ -4,6 +4,9 @@
  * ```sh blocks in one bash session (so variables carry from block to block), with
  * http://localhost:8080 replaced by the server's URL (in the blocks, and in the arguments of every
  * curl, so that scripts the pages source reach it too) and the project's Node 24 first on PATH. A
+ * second server with the same file stands for the upstream identity provider of the federation guide
+ * (docs/federation.md), at http://127.0.0.1:8081 in the pages, replaced by its URL in the same way;
+ * the first server may call it (GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS, as the guide says to set). A
  * curl that gets an HTTP error fails the page; so does any failing command (`set -euo pipefail`).
  * ```ts blocks are written to a file in the clone and run with node in the same session, where
  * every shell variable is exported (TOKEN and the like).
@@ -37,6 +40,8 @@ import { anchors, codeBlocks, jsonValues, links, mismatches, parsePattern, textM
 const ROOT = path.resolve('.');
 /** The base URL the pages use; the docs test puts its server's in its place. */
 const DOCS_URL = 'http://localhost:8080';
+/** The upstream identity provider's base URL in docs/federation.md; the docs test's second server takes its place. */
+const UPSTREAM_URL = 'http://127.0.0.1:8081';
 const DOC_PAGES = fs
   .readdirSync(path.join(ROOT, 'docs'))
   .filter((name) => name.endsWith('.md'))
@@ -65,21 +70,23 @@ interface Script {
  * A page's runnable blocks as one bash script: a marker before each block and before each expected
  * output, so that the output can be cut back into the stretch each comment speaks of.
  */
-function pageScript(page: string, baseUrl: string, snippetDir: string): Script {
+function pageScript(page: string, urls: { baseUrl: string; upstreamUrl: string }, snippetDir: string): Script {
+  const { baseUrl, upstreamUrl } = urls;
+  const slashes = (url: string) => url.replaceAll('/', '\\/');
   const blocks = codeBlocks(read(page)).filter(runnable);
   const expectations: Expectation[] = [];
   const out: string[] = [
     'set -euo pipefail',
     'set -a', // every variable exported: the ts snippets read TOKEN and the like from the environment
     `cd ${JSON.stringify(ROOT)}`,
-    // curl goes to the test server also from scripts the pages source (examples/sign-in.sh); an HTTP
+    // curl goes to the test servers also from scripts the pages source (examples/sign-in.sh); an HTTP
     // error of any curl (in a pipe or a $(…) too) is named on stderr, and fails the command
     // `npx buf` is the clone's buf (node_modules/.bin is first on PATH), without npx's half second of start-up
     `npx() { if [ "$1" = buf ]; then shift; buf "$@"; else command npx "$@"; fi; }`,
-    `curl() { command curl --fail-with-body "\${@//${DOCS_URL.replaceAll('/', '\\/')}/${baseUrl.replaceAll('/', '\\/')}}" || { local status=$?; printf '@@CURL-FAILED %s: curl %s\\n' "$status" "$*" >&2; return "$status"; }; }`,
+    `curl() { local args=("\${@//${slashes(DOCS_URL)}/${slashes(baseUrl)}}"); command curl --fail-with-body "\${args[@]//${slashes(UPSTREAM_URL)}/${slashes(upstreamUrl)}}" || { local status=$?; printf '@@CURL-FAILED %s: curl %s\\n' "$status" "$*" >&2; return "$status"; }; }`,
   ];
   blocks.forEach((block, index) => {
-    const body = block.body.replaceAll(DOCS_URL, baseUrl);
+    const body = block.body.replaceAll(DOCS_URL, baseUrl).replaceAll(UPSTREAM_URL, upstreamUrl);
     let lines = body.split('\n');
     if (block.lang === 'ts') {
       const file = path.join(snippetDir, `${page.replace(/[^a-z0-9]+/gi, '-')}-${block.line}.ts`);
@@ -156,6 +163,7 @@ function check(expectation: Expectation, printed: string): string[] {
 
 describe('the examples of the README and the docs, against a real server', () => {
   let server: TestServer;
+  let upstream: TestServer;
   let baseUrl: string;
   const snippetDir = path.join(ROOT, 'tmp', `docs-test-${process.pid}-${randomBytes(3).toString('hex')}`);
 
@@ -164,11 +172,20 @@ describe('the examples of the README and the docs, against a real server', () =>
     const port = await freePort();
     baseUrl = `http://localhost:${port}`; // a host name, as in the docs (passkeys need one)
     const example = parse(read('examples/bootstrap.yaml')) as unknown;
-    server = await startTestServer(example, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: baseUrl });
+    // the upstream on 127.0.0.1, as in the guide: another host than localhost keeps browser cookies apart
+    const [first, second] = await Promise.allSettled([
+      startTestServer(example, { GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: baseUrl, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'true' }),
+      startTestServer(example),
+    ]);
+    // both kept before a failure is thrown, so that afterAll stops the one that started
+    if (first.status === 'fulfilled') server = first.value;
+    if (second.status === 'fulfilled') upstream = second.value;
+    if (first.status === 'rejected') throw first.reason;
+    if (second.status === 'rejected') throw second.reason;
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([server?.stop(), upstream?.stop()]);
     fs.rmSync(snippetDir, { recursive: true, force: true });
   });
 
@@ -178,7 +195,7 @@ describe('the examples of the README and the docs, against a real server', () =>
   });
 
   it.each(RUN_ORDER.filter((page) => codeBlocks(read(page)).some(runnable)))('%s: every example answers as the page says', async (page) => {
-    const script = pageScript(page, baseUrl, snippetDir);
+    const script = pageScript(page, { baseUrl, upstreamUrl: upstream.config.externalUrl }, snippetDir);
     const file = path.join(snippetDir, `${page.replace(/[^a-z0-9]+/gi, '-')}.sh`);
     fs.writeFileSync(file, script.text);
     const run = await runBash(file, 60_000);
