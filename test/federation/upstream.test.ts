@@ -343,6 +343,13 @@ describe('a provider that misbehaves', () => {
     expect(error.detail).toBe('invalid_grant: unknown code');
   });
 
+  it('names invalid_client when it refuses the client secret with an HTTP Basic challenge', async () => {
+    const error = await refusal(roundTrip({ ...config(), clientSecret: 'not-the-secret' }));
+    expect(error.reason).toBe('the provider answered invalid_client');
+    expect(error.detail).toBe('invalid_client: client authentication failed');
+    expect(`${error.reason} ${error.detail}`).not.toContain('not-the-secret');
+  });
+
   describe('as a plain OAuth 2.0 server', () => {
     const oauthConfig = (idAttribute: string): UpstreamConfig => ({
       kind: 'oauth',

@@ -187,7 +187,10 @@ export async function startMisbehavingUpstream(): Promise<MisbehavingUpstream> {
           const grant = codes.get(form.get('code') ?? '');
           const [id, secret] = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':').map(decodeURIComponent);
           if (id !== 'rp' && form.get('client_id') !== 'rp') return json(401, { error: 'invalid_client' });
-          if (id === 'rp' && secret !== 'rp-secret') return json(401, { error: 'invalid_client' });
+          // RFC 6749 §5.2: a client that authenticated with Basic is refused with a Basic challenge.
+          if (id === 'rp' && secret !== 'rp-secret') {
+            return response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="shady"' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'client authentication failed' }));
+          }
           if (!grant) return json(400, { error: 'invalid_grant', error_description: 'unknown code' });
           codes.delete(form.get('code')!);
           if (grant.challenge !== undefined && crypto.createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== grant.challenge) {

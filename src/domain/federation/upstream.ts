@@ -134,6 +134,24 @@ function refusal(error: unknown, fallback: string): UpstreamRefused {
   return new UpstreamRefused(fallback, error instanceof Error ? `${error.name}: ${error.message}` : String(error), { cause: error });
 }
 
+/**
+ * A token endpoint that refuses the client with an HTTP authentication challenge (RFC 6749 §5.2
+ * has one for a client that authenticated with Basic) says why in its JSON body: oauth4webapi stops
+ * at the challenge, so the body's `error` is read here, else the challenge's scheme would be all
+ * the reason says.
+ */
+async function withChallengeBody(error: unknown): Promise<unknown> {
+  if (!(error instanceof oauth.WWWAuthenticateChallengeError) || error.response.bodyUsed) return error;
+  try {
+    const body = (await error.response.json()) as { error?: unknown; error_description?: unknown };
+    if (typeof body.error !== 'string') return error;
+    const description = typeof body.error_description === 'string' ? body.error_description.slice(0, 300) : '';
+    return new UpstreamRefused(`the provider answered ${safeCode(body.error)}`, `${body.error}: ${description}`, { cause: error });
+  } catch {
+    return error; // no JSON body: the challenge is all there is
+  }
+}
+
 /** The provider's discovery document (cached a few minutes per issuer), with the cache of its key set. */
 async function discover(issuer: string, fetchOptions: OutboundOptions): Promise<CachedProvider> {
   const key = `${fetchOptions.allowPrivateNetworks}|${issuer}`;
@@ -276,7 +294,7 @@ async function finishOidc(config: Extract<UpstreamConfig, { kind: 'oidc' }>, inp
     tokens = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: input.nonce, requireIdToken: true });
     idClaims = oauth.getValidatedIdTokenClaims(tokens)!;
   } catch (error) {
-    throw refusal(error, "the provider's token answer is not valid");
+    throw refusal(await withChallengeBody(error), "the provider's token answer is not valid");
   }
   try {
     await oauth.validateApplicationLevelSignature(as, response, { ...options, [oauth.jwksCache]: provider.jwks });
@@ -347,7 +365,7 @@ async function finishOauth(config: Extract<UpstreamConfig, { kind: 'oauth' }>, i
     const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(config.clientSecret), parameters, input.redirectUri, input.codeVerifier ?? oauth.nopkce, options);
     tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
   } catch (error) {
-    throw refusal(error, "the provider's token answer is not valid");
+    throw refusal(await withChallengeBody(error), "the provider's token answer is not valid");
   }
 
   let raw: Record<string, unknown>;
