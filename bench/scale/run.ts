@@ -1,21 +1,26 @@
 /**
  * `npm run bench:scale`: whether Gatehouse's cost stays flat as its data grows. A fresh PostgreSQL
  * database is migrated and bootstrapped by Gatehouse, then grown size after size (seed.ts: set-based
- * inserts, users and stored tokens in Gatehouse's own shapes); at each size the server is restarted
- * (cold, equal caches), pinned to core 0 as `npm run bench` pins it, and every path is loaded by
- * autocannon from core 1: the token endpoint, introspection and userinfo with one token (cached) and
- * with a different seeded token per request (uncached), and the management API's user lists, reads
- * and a write. At the largest size the token endpoint is measured again while the server prunes a
- * million expired token rows. Prints one Markdown table: req/s and p99 per path and size, and the
- * ratio to the empty database; then the sizes, how long each growth took, and the checks that the
- * uncached paths missed the caches.
+ * inserts, users and stored tokens in Gatehouse's own shapes); each size but the last is kept as a
+ * copy of the database (`create database … template`), the last is the grown database itself. Then
+ * one server per size database starts (cold, equal caches), each pinned to core 0 as `npm run bench`
+ * pins it, and the sizes are measured side by side, path by path: autocannon on core 1 loads each
+ * size's server in turn, round after round, so that a path's figures at every size come from the
+ * same few minutes and the machine's drift over the half hour of a run stays out of their ratios.
+ * The paths: the token endpoint, introspection and userinfo with one token (cached) and with a
+ * different seeded token per request (uncached), and the management API's user lists, reads and a
+ * write. At the largest size the token endpoint is measured again while the server prunes a million
+ * expired token rows. Prints one Markdown table: req/s and p99 per path and size, and the ratio to
+ * the empty database; then the sizes, how long each growth took, and the checks that the uncached
+ * paths missed the caches.
  *
- * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; a fresh
- * database is created on it and dropped at the end, unless BENCH_KEEP=1), BENCH_SCALE_SIZES
- * (users:tokens, comma-separated; default 0:0,30000:300000,100000:1000000,1000000:10000000), BENCH_SECONDS
- * (default 4; each path runs BENCH_REPEATS times, default 3, and the fastest run counts), BENCH_CONNECTIONS (default 32), BENCH_ONLY (a regular expression of path names;
- * `prune` names the pruning measurement), BENCH_PRUNE_ROWS (expired rows for the pruning
- * measurement, default 1,000,000).
+ * Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres; fresh
+ * databases are created on it and dropped at the end, unless BENCH_KEEP=1), BENCH_SCALE_SIZES
+ * (users:tokens, comma-separated; default 0:0,30000:300000,100000:1000000,1000000:10000000),
+ * BENCH_SECONDS (default 4), BENCH_REPEATS (rounds per path, default 3: in each, every size runs
+ * once, and the fastest run per size counts), BENCH_CONNECTIONS (default 32), BENCH_ONLY (a regular
+ * expression of path names; `prune` names the pruning measurement), BENCH_PRUNE_ROWS (expired token
+ * rows for the pruning measurement, default 1,000,000).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -40,8 +45,8 @@ const only = process.env['BENCH_ONLY'] ? new RegExp(process.env['BENCH_ONLY'], '
 const wanted = (name: string) => only === undefined || only.test(name);
 const SEED = 'gatehouse-scale';
 const WARM_UP_SECONDS = 2;
+/** The first size's server; the next sizes' listen on the ports after it. */
 const PORT = 18090;
-const URL_BASE = `http://localhost:${PORT}`;
 const API_SCOPE = 'openid urn:gatehouse:iam:org:project:id:gatehouse:aud';
 /** How long PostgreSQL may keep a backend's statistics before it reports them (PGSTAT_IDLE_INTERVAL), plus a margin. */
 const STATS_FLUSH_MS = 11_000;
@@ -65,7 +70,9 @@ function parseSizes(text: string): Size[] {
     return { users: users!, tokens: tokens!, label: `${short(users!)}:${short(tokens!)}` };
   });
   for (let i = 1; i < sizes.length; i++) {
-    if (sizes[i]!.users < sizes[i - 1]!.users || sizes[i]!.tokens < sizes[i - 1]!.tokens) throw new Error('BENCH_SCALE_SIZES must grow');
+    const [from, to] = [sizes[i - 1]!, sizes[i]!];
+    // Each size is a database of its own, named after its label.
+    if (to.users < from.users || to.tokens < from.tokens || to.label === from.label) throw new Error('BENCH_SCALE_SIZES must grow');
   }
   return sizes;
 }
@@ -139,11 +146,17 @@ interface Reads {
 
 const log = (line: string) => process.stderr.write(`[bench:scale] ${line}\n`);
 
+/** What a run watches: the database whose backends are the measured server's, and the server. */
+interface Watch {
+  db: pg.Client;
+  serverPid: number | undefined;
+}
+
 async function run(
   options: autocannon.Options,
   duration: number,
   check?: (body: string) => boolean,
-  watch?: { db: pg.Client; serverPid: number | undefined },
+  watch?: Watch,
   clients = connections,
 ): Promise<Result> {
   let refused = 0;
@@ -159,46 +172,82 @@ async function run(
 }
 
 /**
- * `repeats` runs of `seconds` each; the fastest is the figure, since a shared machine's noise only
- * ever slows a run down (on a 2-vCPU cloud machine, one path's rate moved by up to 1.8× between
- * consecutive runs on the same server); the errors and requests are all runs'.
+ * The fastest of some runs is the figure, since a shared machine's noise only ever slows a run down
+ * (on a 2-vCPU cloud machine, one path's rate moved by up to 1.8× between consecutive runs on the
+ * same server); the errors and requests are all runs'.
  */
-async function measured(
-  options: autocannon.Options,
-  check: ((body: string) => boolean) | undefined,
-  watch: { db: pg.Client; serverPid: number | undefined },
-  clients = connections,
-): Promise<Result> {
-  const runs: Result[] = [];
-  for (let i = 0; i < repeats; i++) runs.push(await run(options, seconds, check, watch, clients));
+function fastest(runs: readonly Result[]): Result {
   const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
   return { ...best, errors: runs.reduce((sum, r) => sum + r.errors, 0), requests: runs.reduce((sum, r) => sum + r.requests, 0) };
 }
 
-/** A 2 s warm-up, so that JIT, pools and caches settle, then the measured runs. */
-async function load(options: autocannon.Options, watch: { db: pg.Client; serverPid: number | undefined }): Promise<Result> {
+/** A 2 s warm-up, so that JIT, pools and caches settle, then `repeats` runs of `seconds`, the fastest counting. */
+async function load(options: autocannon.Options, watch: Watch): Promise<Result> {
   await run(options, WARM_UP_SECONDS);
-  return measured(options, undefined, watch);
+  const runs: Result[] = [];
+  for (let i = 0; i < repeats; i++) runs.push(await run(options, seconds, undefined, watch));
+  return fastest(runs);
+}
+
+/** One size's load of a path. */
+interface Slot {
+  options: autocannon.Options;
+  watch: Watch;
+}
+
+interface SlotResult {
+  /** The fastest run at BENCH_CONNECTIONS. */
+  loaded: Result;
+  /** The fastest run with one client, when asked for. */
+  alone: Result | undefined;
+  /** Every request of the slot's runs, warm-ups included. */
+  requests: number;
+}
+
+/**
+ * A path at every size side by side: `repeats` rounds, each running every slot once (a 2 s warm-up,
+ * since the server was idle while the others ran, then a run of `seconds`, then one with one client
+ * when `alone`), each round starting one slot further on, so that no size is always first. The
+ * fastest run per slot counts. A path's figures at all sizes thus come from the same few minutes,
+ * and their ratios do not carry the machine's drift between the sizes.
+ */
+async function interleaved(slots: readonly Slot[], check: ((body: string) => boolean) | undefined, alone: boolean): Promise<SlotResult[]> {
+  const runs = slots.map(() => ({ loaded: [] as Result[], alone: [] as Result[], requests: 0 }));
+  for (let round = 0; round < repeats; round++) {
+    for (let k = 0; k < slots.length; k++) {
+      const i = (round + k) % slots.length;
+      const { options, watch } = slots[i]!;
+      const mine = runs[i]!;
+      mine.requests += (await run(options, WARM_UP_SECONDS, check)).requests;
+      mine.loaded.push(await run(options, seconds, check, watch));
+      if (alone) mine.alone.push(await run(options, seconds, check, watch, 1));
+    }
+  }
+  return runs.map((mine) => ({
+    loaded: fastest(mine.loaded),
+    alone: mine.alone.length > 0 ? fastest(mine.alone) : undefined,
+    requests: mine.requests + [...mine.loaded, ...mine.alone].reduce((sum, r) => sum + r.requests, 0),
+  }));
 }
 
 // ---- the database and the server ----
 
 const CEILING = 'ceiling: bare node:http';
-const CEILING_PORT = 18091;
+const CEILING_PORT = 18089;
 
 /**
- * The machine's own speed at this moment: bare node:http (bench/ceilings.ts) pinned to core 0 as the
- * server is, loaded the same way. Absolute rates move with a shared machine; a path's ratio next to
- * the ceiling's ratio of the same run tells the database's share from the machine's.
+ * The machine's own speed: bare node:http (bench/ceilings.ts) pinned to core 0 as the servers are,
+ * loaded the same way, in the rounds of a path, once in each size's place. The one server answers
+ * every size, so its ratios are the noise that is left in the paths' ratios.
  */
-async function measureCeiling(db: pg.Client): Promise<Result> {
+async function measureCeiling(ctxs: readonly Context[]): Promise<Result[]> {
   const command = nodeOnServerCore();
   const child = spawn(command[0]!, [...command.slice(1), path.join(root, 'bench/ceilings.ts'), 'node', String(CEILING_PORT)], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     await waitFor(`http://127.0.0.1:${CEILING_PORT}/`, 30_000);
     const options = { url: `http://127.0.0.1:${CEILING_PORT}/` };
-    await run(options, WARM_UP_SECONDS);
-    return await measured(options, undefined, { db, serverPid: child.pid });
+    const outcomes = await interleaved(ctxs.map((ctx) => ({ options, watch: { db: ctx.db, serverPid: child.pid } })), undefined, false);
+    return outcomes.map((outcome) => outcome.loaded);
   } finally {
     await stopChild(child);
   }
@@ -208,11 +257,13 @@ class Server {
   #child: ChildProcess | undefined;
   readonly #env: NodeJS.ProcessEnv;
   readonly #bootstrap: string;
-  startedAt = 0;
+  /** http://localhost:<port>: a host name, as `npm run bench` has it. */
+  readonly base: string;
 
   constructor(env: NodeJS.ProcessEnv, bootstrap: string) {
     this.#env = env;
     this.#bootstrap = bootstrap;
+    this.base = env['GATEHOUSE_EXTERNAL_URL']!;
   }
 
   get pid(): number | undefined {
@@ -223,7 +274,6 @@ class Server {
   async start(): Promise<number> {
     const command = nodeOnServerCore();
     const started = performance.now();
-    this.startedAt = Date.now();
     this.#child = spawn(command[0]!, [...command.slice(1), path.join(root, 'src/main.ts'), 'start', '--bootstrap', this.#bootstrap], {
       cwd: root,
       env: this.#env,
@@ -231,7 +281,7 @@ class Server {
     });
     const exited = new Promise<never>((_, reject) => this.#child!.once('exit', (code) => reject(new Error(`the server exited (${code})`))));
     exited.catch(() => undefined);
-    await Promise.race([waitFor(`${URL_BASE}/healthz`, 120_000), exited]);
+    await Promise.race([waitFor(`${this.base}/healthz`, 120_000), exited]);
     return (performance.now() - started) / 1000;
   }
 
@@ -240,6 +290,28 @@ class Server {
     this.#child = undefined;
     if (child) await stopChild(child);
   }
+}
+
+/** A server on database `dbUrl`, listening on `port`, with a data folder of its own under `dir`. */
+function serverOn(dir: string, dbUrl: string, port: number): Server {
+  const dataDir = path.join(dir, String(port));
+  fs.mkdirSync(dataDir, { recursive: true });
+  const base = `http://localhost:${port}`;
+  return new Server(
+    {
+      NODE_OPTIONS: '--max-semi-space-size=4',
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_HOST: '127.0.0.1',
+      GATEHOUSE_EXTERNAL_URL: base,
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
+      GATEHOUSE_KEYS_RATE_LIMIT: '0',
+      GATEHOUSE_LOG_LEVEL: 'warn',
+    },
+    path.join(dir, 'bootstrap.yaml'),
+  );
 }
 
 function bootstrapFile(): object {
@@ -398,6 +470,9 @@ function letters(value: number): string {
 interface Context {
   size: Size;
   sizeIndex: number;
+  /** The size's server. */
+  base: string;
+  /** A connection to the size's database. */
   db: pg.Client;
   seededUsers: number;
   seededTokens: number;
@@ -409,7 +484,6 @@ interface Context {
   bootstrapUserIds: string[];
   benchOrgId: string;
   rotating: RotatingTokens;
-  notes: string[];
   serverPid: number | undefined;
 }
 
@@ -435,30 +509,30 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 const api = { ...form, authorization: basic('bench-api', 'bench-api-secret') };
 const active = (body: string) => body.startsWith('{"active":true');
 
-async function post(pathname: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  const response = await fetch(`${URL_BASE}${pathname}`, { method: 'POST', headers, body });
+async function post(base: string, pathname: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${base}${pathname}`, { method: 'POST', headers, body });
   return { status: response.status, body: await response.text() };
 }
 
-async function clientCredentials(user: string, secret: string, scope: string): Promise<string> {
-  const answer = await post('/oauth/v2/token', { ...form, authorization: basic(user, secret) }, `grant_type=client_credentials&scope=${encodeURIComponent(scope)}`);
+async function clientCredentials(base: string, user: string, secret: string, scope: string): Promise<string> {
+  const answer = await post(base, '/oauth/v2/token', { ...form, authorization: basic(user, secret) }, `grant_type=client_credentials&scope=${encodeURIComponent(scope)}`);
   if (answer.status !== 200) throw new Error(`client_credentials for ${user}: ${answer.status} ${answer.body}`);
   return (JSON.parse(answer.body) as { access_token: string }).access_token;
 }
 
 function listUsers(ctx: Context, queries: unknown[] | ((i: number) => unknown[])): autocannon.Options {
   const body = (q: unknown[]) => JSON.stringify({ query: { limit: 100 }, ...(q.length > 0 ? { queries: q } : {}) });
-  if (Array.isArray(queries)) return { url: `${URL_BASE}/v2/users`, method: 'POST', headers: json(ctx.ownerBearer), body: body(queries) };
+  if (Array.isArray(queries)) return { url: `${ctx.base}/v2/users`, method: 'POST', headers: json(ctx.ownerBearer), body: body(queries) };
   let i = 0;
   return {
-    url: URL_BASE,
+    url: ctx.base,
     requests: [{ method: 'POST', path: '/v2/users', headers: json(ctx.ownerBearer), setupRequest: (request) => ({ ...request, body: body(queries(i++)) }) }],
   };
 }
 
 /** The number of users a list request matches, as the API counts them (details.totalResult). */
 async function totalOf(ctx: Context, queries: unknown[]): Promise<number> {
-  const answer = await post('/v2/users', json(ctx.ownerBearer), JSON.stringify({ query: { limit: 1 }, queries }));
+  const answer = await post(ctx.base, '/v2/users', json(ctx.ownerBearer), JSON.stringify({ query: { limit: 1 }, queries }));
   if (answer.status !== 200) throw new Error(`ListUsers: ${answer.status} ${answer.body}`);
   return Number((JSON.parse(answer.body) as { details?: { totalResult?: string } }).details?.totalResult ?? 0);
 }
@@ -481,7 +555,7 @@ function authorizedUsers(ctx: Context): () => string {
 
 /** The number of authorizations a list request matches, as the API counts them (pagination.totalResult). */
 async function authorizationsOf(ctx: Context, filters: unknown[]): Promise<number> {
-  const answer = await post('/v2beta/authorizations/search', json(ctx.ownerBearer), JSON.stringify({ pagination: { limit: 1 }, filters }));
+  const answer = await post(ctx.base, '/v2beta/authorizations/search', json(ctx.ownerBearer), JSON.stringify({ pagination: { limit: 1 }, filters }));
   if (answer.status !== 200) throw new Error(`ListAuthorizations: ${answer.status} ${answer.body}`);
   return Number((JSON.parse(answer.body) as { pagination?: { totalResult?: string } }).pagination?.totalResult ?? 0);
 }
@@ -519,20 +593,20 @@ function exactUsers(ctx: Context): () => { email: string; loginName: string } {
 const PATHS: Path[] = [
   {
     name: 'client_credentials (JWT)',
-    options: () => ({ url: `${URL_BASE}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}` }),
+    options: (ctx) => ({ url: `${ctx.base}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('jwt-bot', 'jwt-bot-secret') }, body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}` }),
   },
   {
     name: 'client_credentials (opaque)',
-    options: () => ({ url: `${URL_BASE}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}` }),
+    options: (ctx) => ({ url: `${ctx.base}/oauth/v2/token`, method: 'POST', headers: { ...form, authorization: basic('opaque-bot', 'opaque-bot-secret') }, body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}` }),
   },
   {
     name: 'introspection, one JWT',
-    options: (ctx) => ({ url: `${URL_BASE}/oauth/v2/introspect`, method: 'POST', headers: api, body: `token=${encodeURIComponent(ctx.jwtToIntrospect)}` }),
+    options: (ctx) => ({ url: `${ctx.base}/oauth/v2/introspect`, method: 'POST', headers: api, body: `token=${encodeURIComponent(ctx.jwtToIntrospect)}` }),
     check: active,
   },
   {
     name: 'introspection, one opaque token (cached)',
-    options: (ctx) => ({ url: `${URL_BASE}/oauth/v2/introspect`, method: 'POST', headers: api, body: `token=${encodeURIComponent(ctx.opaqueToIntrospect)}` }),
+    options: (ctx) => ({ url: `${ctx.base}/oauth/v2/introspect`, method: 'POST', headers: api, body: `token=${encodeURIComponent(ctx.opaqueToIntrospect)}` }),
     check: active,
     countReads: true,
   },
@@ -540,13 +614,13 @@ const PATHS: Path[] = [
     name: 'introspection, rotating seeded opaque tokens (uncached)',
     options: (ctx) =>
       ctx.rotating.available
-        ? { url: URL_BASE, requests: [{ method: 'POST', path: '/oauth/v2/introspect', headers: api, setupRequest: (request) => ({ ...request, body: `token=${ctx.rotating.next()}` }) }] }
+        ? { url: ctx.base, requests: [{ method: 'POST', path: '/oauth/v2/introspect', headers: api, setupRequest: (request) => ({ ...request, body: `token=${ctx.rotating.next()}` }) }] }
         : undefined,
     check: active,
     countReads: true,
     preflight: async (ctx) => {
       for (let i = 0; i < 5; i++) {
-        const answer = await post('/oauth/v2/introspect', api, `token=${ctx.rotating.next()}`);
+        const answer = await post(ctx.base, '/oauth/v2/introspect', api, `token=${ctx.rotating.next()}`);
         if (answer.status !== 200 || !active(answer.body)) throw new Error(`a seeded token is not active: ${answer.status} ${answer.body}`);
       }
       return undefined;
@@ -554,18 +628,18 @@ const PATHS: Path[] = [
   },
   {
     name: 'userinfo, one token (cached)',
-    options: (ctx) => ({ url: `${URL_BASE}/oidc/v1/userinfo`, headers: { authorization: `Bearer ${ctx.userToken}` } }),
+    options: (ctx) => ({ url: `${ctx.base}/oidc/v1/userinfo`, headers: { authorization: `Bearer ${ctx.userToken}` } }),
     countReads: true,
   },
   {
     name: 'userinfo, rotating seeded tokens (uncached)',
     options: (ctx) =>
       ctx.rotating.available
-        ? { url: URL_BASE, requests: [{ method: 'GET', path: '/oidc/v1/userinfo', setupRequest: (request) => ({ ...request, headers: { authorization: `Bearer ${ctx.rotating.next()}` } }) }] }
+        ? { url: ctx.base, requests: [{ method: 'GET', path: '/oidc/v1/userinfo', setupRequest: (request) => ({ ...request, headers: { authorization: `Bearer ${ctx.rotating.next()}` } }) }] }
         : undefined,
     countReads: true,
     preflight: async (ctx) => {
-      const response = await fetch(`${URL_BASE}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${ctx.rotating.next()}` } });
+      const response = await fetch(`${ctx.base}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${ctx.rotating.next()}` } });
       if (response.status !== 200) throw new Error(`userinfo with a seeded token: ${response.status} ${await response.text()}`);
       return undefined;
     },
@@ -632,13 +706,13 @@ const PATHS: Path[] = [
     alone: true,
     options: (ctx) => {
       const ids = ctx.seededUsers > 0 ? (() => { const next = rotatingUsers(ctx.seededUsers, false); return () => next().id; })() : (() => { let i = 0; return () => ctx.bootstrapUserIds[i++ % ctx.bootstrapUserIds.length]!; })();
-      return { url: URL_BASE, requests: [{ method: 'GET', path: '/v2/users/x', headers: { authorization: `Bearer ${ctx.ownerBearer}` }, setupRequest: (request) => ({ ...request, path: `/v2/users/${ids()}` }) }] };
+      return { url: ctx.base, requests: [{ method: 'GET', path: '/v2/users/x', headers: { authorization: `Bearer ${ctx.ownerBearer}` }, setupRequest: (request) => ({ ...request, path: `/v2/users/${ids()}` }) }] };
     },
   },
   {
     name: 'ListAuthorizations, page of 100, no filter',
     alone: true,
-    options: (ctx) => ({ url: `${URL_BASE}/v2beta/authorizations/search`, method: 'POST', headers: json(ctx.ownerBearer), body: JSON.stringify({ pagination: { limit: 100 } }) }),
+    options: (ctx) => ({ url: `${ctx.base}/v2beta/authorizations/search`, method: 'POST', headers: json(ctx.ownerBearer), body: JSON.stringify({ pagination: { limit: 100 } }) }),
     fullPage: true,
     preflight: async (ctx) => {
       const expected = seededAuthorizations(ctx.seededUsers);
@@ -653,7 +727,7 @@ const PATHS: Path[] = [
     options: (ctx) => {
       const next = authorizedUsers(ctx);
       return {
-        url: URL_BASE,
+        url: ctx.base,
         requests: [{ method: 'POST', path: '/v2beta/authorizations/search', headers: json(ctx.ownerBearer), setupRequest: (request) => ({ ...request, body: JSON.stringify({ pagination: { limit: 100 }, filters: [{ userId: { id: next() } }] }) }) }],
       };
     },
@@ -679,7 +753,7 @@ const PATHS: Path[] = [
           email: { email: `${userName}@bench.test`, isVerified: true },
         });
       };
-      return { url: URL_BASE, requests: [{ method: 'POST', path: '/v2/users/human', headers: json(ctx.ownerBearer), setupRequest: (request) => ({ ...request, body: body() }) }] };
+      return { url: ctx.base, requests: [{ method: 'POST', path: '/v2/users/human', headers: json(ctx.ownerBearer), setupRequest: (request) => ({ ...request, body: body() }) }] };
     },
   },
 ];
@@ -717,7 +791,8 @@ async function pruneRunning(db: pg.Client, dbName: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-async function measurePrune(db: pg.Client, dbName: string, server: Server, label: string): Promise<PruneReport> {
+async function measurePrune(ctx: Context, dbName: string, server: Server): Promise<PruneReport> {
+  const { db, size: { label } } = ctx;
   const opaque = PATHS.find((p) => p.name === 'client_credentials (opaque)')!;
   await server.stop();
   let started = performance.now();
@@ -728,7 +803,7 @@ async function measurePrune(db: pg.Client, dbName: string, server: Server, label
   const rows = await prunable(db);
   await server.start();
   pin(server.pid, 0);
-  const options = opaque.options({} as Context)!;
+  const options = opaque.options(ctx)!;
   // Before the first housekeeping round (a minute after the start): the same server, warm, not pruning.
   const watch = { db, serverPid: server.pid };
   const before = await load(options, watch);
@@ -754,91 +829,147 @@ async function measurePrune(db: pg.Client, dbName: string, server: Server, label
   return { expiredSeedSeconds, before, during, deletedDuringWindow: atStart - atEnd, stillPruningAfterWindow, pruneSeconds, waitedSeconds };
 }
 
-async function measureSize(ctx: Context): Promise<{ results: Map<string, Result>; alone: Map<string, Result>; reads: Map<string, Reads> }> {
-  const results = new Map<string, Result>();
-  const ceiling = await measureCeiling(ctx.db);
-  results.set(CEILING, ceiling);
-  log(`${ctx.size.label} ${CEILING}: ${ceiling.rps.toFixed(0)} req/s, p99 ${ceiling.p99} ms`);
-  const alone = new Map<string, Result>();
-  const reads = new Map<string, Reads>();
+type Measured = Pick<SizeReport, 'results' | 'alone' | 'reads'>;
+
+/** Every path at every size, side by side (`interleaved`), after the machine's ceiling. */
+async function measureSizes(ctxs: readonly Context[], notes: string[]): Promise<Measured[]> {
+  const measured: Measured[] = ctxs.map(() => ({ results: new Map(), alone: new Map(), reads: new Map() }));
+  for (const [i, ceiling] of (await measureCeiling(ctxs)).entries()) {
+    measured[i]!.results.set(CEILING, ceiling);
+    log(`${ctxs[i]!.size.label} ${CEILING}: ${ceiling.rps.toFixed(0)} req/s, p99 ${ceiling.p99} ms`);
+  }
   let counted = false;
   for (const p of PATHS) {
     if (!wanted(p.name)) continue;
-    const options = p.options(ctx);
-    if (options === undefined) continue;
-    const note = await p.preflight?.(ctx);
-    if (note !== undefined) ctx.notes.push(`${ctx.size.label}: ${note}`);
-    // The statistics of the path before are all reported first.
+    const at = ctxs.flatMap((ctx, i) => {
+      const options = p.options(ctx);
+      return options === undefined ? [] : [{ ctx, options, mine: measured[i]! }];
+    });
+    if (at.length === 0) continue;
+    for (const { ctx } of at) {
+      const note = await p.preflight?.(ctx);
+      if (note !== undefined) notes.push(`${ctx.size.label}: ${note}`);
+    }
+    // The statistics of the path before are all reported first. Each size has a database of its
+    // own, so its reads are its own however the runs interleave.
     if (p.countReads && !counted) await sleep(STATS_FLUSH_MS);
     counted = p.countReads === true;
-    const before = p.countReads ? await readsSoFar(ctx.db) : undefined;
-    const laps = ctx.rotating.laps;
-    const warm = await run(options, WARM_UP_SECONDS, p.check);
-    const result = await measured(options, p.check, { db: ctx.db, serverPid: ctx.serverPid });
-    if (ctx.rotating.laps !== laps && p.countReads) {
-      ctx.notes.push(`${ctx.size.label}: ${p.name}: the seeded tokens ran out and were presented again, so the figure includes cached ones: grow the size or shorten BENCH_SECONDS`);
-    }
-    results.set(p.name, result);
-    if (before) {
-      await sleep(STATS_FLUSH_MS);
-      const after = await readsSoFar(ctx.db);
-      const requests = warm.requests + result.requests;
-      reads.set(p.name, { tokens: (after.tokens - before.tokens) / requests, users: (after.users - before.users) / requests });
-    }
-    log(`${ctx.size.label} ${p.name}: ${result.rps.toFixed(0)} req/s, p99 ${result.p99} ms, ${result.errors} errors, other processes ${(result.others * 100).toFixed(0)}% of a core`);
-    if (p.alone) {
-      const one = await measured(options, p.check, { db: ctx.db, serverPid: ctx.serverPid }, 1);
-      alone.set(p.name, one);
-      log(`${ctx.size.label} ${p.name}, one client: ${one.rps.toFixed(0)} req/s, p99 ${one.p99} ms, ${one.errors} errors`);
+    const before = p.countReads ? await Promise.all(at.map(({ ctx }) => readsSoFar(ctx.db))) : undefined;
+    const laps = at.map(({ ctx }) => ctx.rotating.laps);
+    const outcomes = await interleaved(at.map(({ ctx, options }) => ({ options, watch: { db: ctx.db, serverPid: ctx.serverPid } })), p.check, p.alone === true);
+    if (before) await sleep(STATS_FLUSH_MS);
+    for (const [k, { ctx, mine }] of at.entries()) {
+      const { loaded, alone, requests } = outcomes[k]!;
+      if (ctx.rotating.laps !== laps[k] && p.countReads) {
+        notes.push(`${ctx.size.label}: ${p.name}: the seeded tokens ran out and were presented again, so the figure includes cached ones: grow the size or shorten BENCH_SECONDS`);
+      }
+      mine.results.set(p.name, loaded);
+      if (before) {
+        const after = await readsSoFar(ctx.db);
+        mine.reads.set(p.name, { tokens: (after.tokens - before[k]!.tokens) / requests, users: (after.users - before[k]!.users) / requests });
+      }
+      log(`${ctx.size.label} ${p.name}: ${loaded.rps.toFixed(0)} req/s, p99 ${loaded.p99} ms, ${loaded.errors} errors, other processes ${(loaded.others * 100).toFixed(0)}% of a core`);
+      if (alone) {
+        mine.alone.set(p.name, alone);
+        log(`${ctx.size.label} ${p.name}, one client: ${alone.rps.toFixed(0)} req/s, p99 ${alone.p99} ms, ${alone.errors} errors`);
+      }
     }
   }
-  return { results, alone, reads };
+  return measured;
 }
 
-async function main(): Promise<void> {
-  pin(process.pid, 1);
-  const dbName = `gatehouse_scale_${process.pid}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(baseUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const db = new pg.Client({ connectionString: dbUrl.toString() });
-  await db.connect();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-scale-'));
-  fs.writeFileSync(path.join(dir, 'bootstrap.yaml'), stringify(bootstrapFile()));
-  const server = new Server(
-    {
-      NODE_OPTIONS: '--max-semi-space-size=4',
-      ...process.env,
-      DATABASE_URL: dbUrl.toString(),
-      GATEHOUSE_PORT: String(PORT),
-      GATEHOUSE_HOST: '127.0.0.1',
-      GATEHOUSE_EXTERNAL_URL: URL_BASE,
-      GATEHOUSE_DATA_DIR: dir,
-      GATEHOUSE_MASTER_KEY: Buffer.alloc(32, 9).toString('base64'),
-      GATEHOUSE_KEYS_RATE_LIMIT: '0',
-      GATEHOUSE_LOG_LEVEL: 'warn',
-    },
-    path.join(dir, 'bootstrap.yaml'),
-  );
-  const reports: SizeReport[] = [];
-  const notes: string[] = [];
-  let prune: PruneReport | undefined;
-  const runStarted = performance.now();
+/** A size's database as grown: `name` is a copy, or the grown database itself for the last size. */
+interface Grown {
+  size: Size;
+  name: string;
+  growth: GrowthReport;
+  tables: TableSize;
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function connect(name: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl(name) });
+  await client.connect();
+  return client;
+}
+
+/**
+ * A copy of database `from`, to which no one may be connected, through its files: PostgreSQL 15
+ * copies a template through the WAL by default, which writes every page twice. Servers before 15
+ * know no strategy and copy the files anyway.
+ */
+async function copyDatabase(admin: pg.Client, from: string, to: string): Promise<void> {
   try {
-    // The first start migrates the database and applies the bootstrap file.
-    await server.start();
+    await admin.query(`create database ${to} template ${from} strategy file_copy`);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '42601') throw error; // syntax_error: before PostgreSQL 15
+    await admin.query(`create database ${to} template ${from}`);
+  }
+}
+
+interface Bench {
+  projectId: string;
+  orgId: string;
+}
+
+/** The bootstrap file's project and organization (the same in every size's database). */
+async function benchIds(dbName: string): Promise<Bench> {
+  const db = await connect(dbName);
+  try {
     const [project] = await query<{ id: string }>(db, `select id from projects where name = 'bench'`);
-    const [benchOrg] = await query<{ id: string }>(db, `select id from orgs where name = 'Bench'`);
-    const seedOptions = {
-      seed: SEED,
-      clients: ['scale-web', 'scale-portal'].map((clientId) => ({ clientId, audience: [clientId, project!.id] })),
-      authorizations: { projectId: project!.id, orgId: benchOrg!.id },
-      log,
-    };
+    const [org] = await query<{ id: string }>(db, `select id from orgs where name = 'Bench'`);
+    return { projectId: project!.id, orgId: org!.id };
+  } finally {
+    await db.end();
+  }
+}
+
+/** What the paths present at one size, from its server (tokens, a code flow) and its database. */
+async function sizeContext(size: Size, sizeIndex: number, server: Server, db: pg.Client, growth: GrowthReport, bench: Bench): Promise<Context> {
+  const bootstrapUserIds = (await query<{ id: string }>(db, `select id from users where org_id = $1 order by id`, [bench.orgId])).map((row) => row.id);
+  const projectScope = `openid urn:gatehouse:iam:org:project:id:${bench.projectId}:aud`;
+  return {
+    size,
+    sizeIndex,
+    base: server.base,
+    db,
+    seededUsers: growth.to.users,
+    seededTokens: growth.to.tokens,
+    ownerBearer: await clientCredentials(server.base, 'admin-bot', 'admin-bot-secret', API_SCOPE),
+    jwtToIntrospect: await clientCredentials(server.base, 'jwt-bot', 'jwt-bot-secret', projectScope),
+    opaqueToIntrospect: await clientCredentials(server.base, 'opaque-bot', 'opaque-bot-secret', projectScope),
+    userToken: await codeFlow(
+      { base: server.base, clientId: 'scale-web', clientSecret: 'scale-web-secret', redirectUri: 'http://127.0.0.1:18099/callback', scope: 'openid profile email' },
+      passwordSignIn('alice', 'Correct-Horse-9'),
+    ),
+    bootstrapUserIds,
+    benchOrgId: bench.orgId,
+    rotating: new RotatingTokens(growth.to.tokens),
+    serverPid: server.pid,
+  };
+}
+
+/**
+ * Grows the database size after size; each size but the last is copied to a database of its own
+ * before the growth goes on (the copy needs the grown database without connections), the last is
+ * the grown database itself.
+ */
+async function growSizes(admin: pg.Client, dbName: string, bench: Bench, databases: string[]): Promise<Grown[]> {
+  const seedOptions = {
+    seed: SEED,
+    clients: ['scale-web', 'scale-portal'].map((clientId) => ({ clientId, audience: [clientId, bench.projectId] })),
+    authorizations: bench,
+    log,
+  };
+  const grown: Grown[] = [];
+  let db = await connect(dbName);
+  try {
     for (const [sizeIndex, size] of sizes.entries()) {
-      await server.stop();
       log(`growing to ${size.label}`);
       const growth = await growTo(db, { users: size.users, tokens: size.tokens }, seedOptions);
       // The growth leaves gigabytes of dirty pages; a checkpoint writing them out in the background
@@ -846,53 +977,80 @@ async function main(): Promise<void> {
       await db.query('checkpoint');
       log(`${size.label}: users ${growth.usersSeconds.toFixed(1)} s, tokens ${growth.tokensSeconds.toFixed(1)} s, vacuum/analyze ${growth.analyzeSeconds.toFixed(1)} s`);
       const tables = await tableSizes(db);
-      const serverStartSeconds = await server.start();
-      pin(server.pid, 0);
-      const bootstrapUserIds = (await query<{ id: string }>(db, `select id from users where org_id = $1 order by id`, [benchOrg!.id])).map((row) => row.id);
-      const projectScope = `openid urn:gatehouse:iam:org:project:id:${project!.id}:aud`;
-      const ctx: Context = {
-        size,
-        sizeIndex,
-        db,
-        seededUsers: growth.to.users,
-        seededTokens: growth.to.tokens,
-        ownerBearer: await clientCredentials('admin-bot', 'admin-bot-secret', API_SCOPE),
-        jwtToIntrospect: await clientCredentials('jwt-bot', 'jwt-bot-secret', projectScope),
-        opaqueToIntrospect: await clientCredentials('opaque-bot', 'opaque-bot-secret', projectScope),
-        userToken: await codeFlow(
-          { base: URL_BASE, clientId: 'scale-web', clientSecret: 'scale-web-secret', redirectUri: 'http://127.0.0.1:18099/callback', scope: 'openid profile email' },
-          passwordSignIn('alice', 'Correct-Horse-9'),
-        ),
-        bootstrapUserIds,
-        benchOrgId: benchOrg!.id,
-        rotating: new RotatingTokens(growth.to.tokens),
-        notes,
-        serverPid: server.pid,
-      };
-      const { results, alone, reads } = await measureSize(ctx);
-      reports.push({ size, growth, tables, serverStartSeconds, results, alone, reads });
-      if (sizeIndex === sizes.length - 1 && wanted('prune') && size.users >= 10 && pruneRows > 0) {
-        prune = await measurePrune(db, dbName, server, size.label);
+      let name = dbName;
+      if (sizeIndex < sizes.length - 1) {
+        name = `${dbName}_${size.label.replace(/\W/g, '_')}`;
+        await db.end();
+        const started = performance.now();
+        await copyDatabase(admin, dbName, name);
+        databases.push(name);
+        log(`${size.label}: copied to ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        db = await connect(dbName);
       }
+      grown.push({ size, name, growth, tables });
     }
   } finally {
-    await server.stop();
     await db.end();
+  }
+  return grown;
+}
+
+async function main(): Promise<void> {
+  pin(process.pid, 1);
+  const dbName = `gatehouse_scale_${process.pid}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  const [pgVersion] = (await query<{ v: string }>(admin, `select current_setting('server_version') as v`)).map((row) => row.v);
+  /** The run's databases, dropped at the end. */
+  const databases: string[] = [];
+  const servers: Server[] = [];
+  const clients: pg.Client[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-scale-'));
+  fs.writeFileSync(path.join(dir, 'bootstrap.yaml'), stringify(bootstrapFile()));
+  const reports: SizeReport[] = [];
+  const notes: string[] = [];
+  let prune: PruneReport | undefined;
+  const runStarted = performance.now();
+  try {
+    await admin.query(`create database ${dbName}`);
+    databases.push(dbName);
+    // The first start migrates the database and applies the bootstrap file.
+    const first = serverOn(dir, databaseUrl(dbName), PORT);
+    servers.push(first);
+    await first.start();
+    await first.stop();
+    const bench = await benchIds(dbName);
+    const grown = await growSizes(admin, dbName, bench, databases);
+    const starts: number[] = [];
+    const ctxs: Context[] = [];
+    for (const [sizeIndex, { size, name, growth }] of grown.entries()) {
+      const server = serverOn(dir, databaseUrl(name), PORT + sizeIndex);
+      servers.push(server);
+      starts.push(await server.start());
+      pin(server.pid, 0);
+      const db = await connect(name);
+      clients.push(db);
+      ctxs.push(await sizeContext(size, sizeIndex, server, db, growth, bench));
+    }
+    const measured = await measureSizes(ctxs, notes);
+    for (const [i, { size, growth, tables }] of grown.entries()) reports.push({ size, growth, tables, serverStartSeconds: starts[i]!, ...measured[i]! });
+    const last = ctxs[ctxs.length - 1]!;
+    if (wanted('prune') && last.size.users >= 10 && pruneRows > 0) {
+      // The largest size's server alone, as the measurement before it was.
+      for (const server of servers.slice(0, -1)) await server.stop();
+      prune = await measurePrune(last, dbName, servers[servers.length - 1]!);
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+    for (const client of clients) await client.end();
     if (keep) {
-      process.stderr.write(`\nBENCH_KEEP=1: the database is kept: ${dbUrl.toString()}\n`);
+      process.stderr.write(`\nBENCH_KEEP=1: the databases are kept:\n${databases.map((name) => `  ${databaseUrl(name)}\n`).join('')}`);
     } else {
-      await admin.query(`drop database if exists ${dbName} with (force)`);
+      for (const name of databases) await admin.query(`drop database if exists ${name} with (force)`);
     }
     await admin.end();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const [pgVersion] = await (async () => {
-    const client = new pg.Client({ connectionString: baseUrl });
-    await client.connect();
-    const rows = await query<{ v: string }>(client, `select current_setting('server_version') as v`);
-    await client.end();
-    return rows.map((row) => row.v);
-  })();
   process.stdout.write(report(reports, prune, notes, pgVersion ?? '?', (performance.now() - runStarted) / 1000));
 }
 
@@ -903,7 +1061,7 @@ function report(reports: SizeReport[], prune: PruneReport | undefined, notes: st
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   lines.push(
     '',
-    `Gatehouse scale benchmark: the fastest of ${repeats} runs of ${seconds} s per path after a ${WARM_UP_SECONDS} s warm-up, ${connections} connections, server ${pinned ? 'pinned to core 0, load on core 1' : 'not pinned'}, Node ${process.version}, PostgreSQL ${pgVersion}, ${cpu} (${os.cpus().length} cores); ${(totalSeconds / 60).toFixed(1)} min in all`,
+    `Gatehouse scale benchmark: the sizes side by side, one server per size's database; each path in ${repeats} rounds, each running every size once (the order rotated from round to round) for ${seconds} s after a ${WARM_UP_SECONDS} s warm-up; the fastest of the ${repeats} runs per size counts; ${connections} connections, servers ${pinned ? 'pinned to core 0, load on core 1' : 'not pinned'}, Node ${process.version}, PostgreSQL ${pgVersion}, ${cpu} (${os.cpus().length} cores); ${(totalSeconds / 60).toFixed(1)} min in all`,
     '',
   );
   const int = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en') : '-');
@@ -952,7 +1110,7 @@ function report(reports: SizeReport[], prune: PruneReport | undefined, notes: st
     lines.push(`| ${cells.join(' | ')} |`);
   }
   if (reports.some((r) => r.results.has(CEILING))) {
-    lines.push('', `The first row is the machine itself: bare node:http pinned to the server's core, measured at each size just before the paths; where its ratio is below 1, the machine was slower at that size, and the paths' ratios are best read next to it.`);
+    lines.push('', `The first row is the machine itself: bare node:http pinned to the servers' core, measured in rounds as a path is, once in each size's place; the same server answers every size, so its ratios are the noise left in the paths' ratios.`);
   }
   if (footnote) lines.push('', `† no seeded tokens in the ${base.size.label} database: the ratios are to the first size that has them.`);
   if (partPages) lines.push('', `‡ a page of 100 at the larger sizes, of the few bootstrap users (or none) at ${base.size.label}: the ratio includes answering with 100 users; compare the larger sizes with each other.`);
@@ -982,7 +1140,7 @@ function report(reports: SizeReport[], prune: PruneReport | undefined, notes: st
     lines.push(`| ${p.name} | ${reports.map((r) => { const reads = r.reads.get(p.name); return reads ? `${reads.tokens.toFixed(2)} | ${reads.users.toFixed(2)}` : '- | -'; }).join(' | ')} |`);
   }
 
-  lines.push('', 'Sizes (seeded users and tokens; the counts include the bootstrap file\'s users and the tokens the runs issued):', '');
+  lines.push('', 'Sizes (seeded users and tokens, counted after the growth, before the runs; the counts include the bootstrap file\'s users):', '');
   lines.push('| size | users | tokens | events | growth: users s | tokens s | vacuum + analyze s | users table MiB | bytes per user | tokens table MiB | bytes per token | server start s |');
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of reports) {
