@@ -12,11 +12,11 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { describeWithChromium, launchChromium } from '../support/chromium.ts';
-import { federationPages, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
+import { federationPages, offerUpstreamProviders, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
-import { startOidcUpstream, UPSTREAM_ACCOUNTS, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
+import { startOidcUpstream, UPSTREAM_ACCOUNTS, type OidcUpstream } from '../support/upstreams.ts';
 
 const PASSWORD = 'Correct-Horse-9';
 const APP = { clientId: 'link-shop', secret: 'link-shop-secret' };
@@ -67,19 +67,11 @@ describeWithChromium('linking an external account to an existing user', () => {
     orgAdmin = await apiToken(server, 'orgAdmin');
     browser = await launchChromium();
 
-    expect((await rest(server, 'POST', '/management/v1/policies/login', orgAdmin, { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' })).status).toBe(200);
     const options: Record<string, Record<string, unknown>> = {
       'Upstream Username': { autoLinking: 'AUTO_LINKING_OPTION_USERNAME', isLinkingAllowed: true, isCreationAllowed: true },
       'Upstream Username Create': { autoLinking: 'AUTO_LINKING_OPTION_USERNAME', isAutoCreation: true },
     };
-    for (const [name, providerOptions] of Object.entries(options)) {
-      const added = await rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
-        name, issuer: upstream.issuer, clientId: UPSTREAM_CLIENTS.oidc.clientId, clientSecret: UPSTREAM_CLIENTS.oidc.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
-      });
-      expect(added.status).toBe(200);
-      idps[name] = String(added.json['id']);
-      expect((await rest(server, 'POST', '/management/v1/policies/login/idps', orgAdmin, { idpId: idps[name] })).status).toBe(200);
-    }
+    Object.assign(idps, await offerUpstreamProviders(server, orgAdmin, upstream.issuer, options));
   }, 60000);
 
   afterAll(async () => {

@@ -6,13 +6,13 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { describeWithChromium, launchChromium, screenshot } from '../support/chromium.ts';
-import { federationPages, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
+import { federationPages, offerUpstreamProviders, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
 import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
 import { addOtpFactor, verifyOtpFactor } from '../../src/domain/credentials/otp.ts';
 import { codeFor, wrongCode } from '../support/totp.ts';
-import { authorizeAtOidcProvider, startOidcUpstream, UPSTREAM_CLIENTS, type OidcUpstream } from '../support/upstreams.ts';
+import { authorizeAtOidcProvider, startOidcUpstream, type OidcUpstream } from '../support/upstreams.ts';
 
 const PASSWORD = 'Correct-Horse-9';
 const APP = { clientId: 'fed-shop', secret: 'fed-shop-secret' };
@@ -57,21 +57,13 @@ describeWithChromium('signing in with an external identity provider', () => {
     browser = await launchChromium();
 
     // The organization's own login policy, allowing external sign-in, and four providers at the same upstream.
-    expect((await rest(server, 'POST', '/management/v1/policies/login', orgAdmin, { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' })).status).toBe(200);
     const options: Record<string, Record<string, unknown>> = {
       'Upstream Create': { isAutoCreation: true, isCreationAllowed: true },
       'Upstream Email': { autoLinking: 'AUTO_LINKING_OPTION_EMAIL' },
       'Upstream Link': { isLinkingAllowed: true },
       'Upstream Form': { isCreationAllowed: true },
     };
-    for (const [name, providerOptions] of Object.entries(options)) {
-      const added = await rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
-        name, issuer: upstream.issuer, clientId: UPSTREAM_CLIENTS.oidc.clientId, clientSecret: UPSTREAM_CLIENTS.oidc.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
-      });
-      expect(added.status).toBe(200);
-      idps[name] = String(added.json['id']);
-      expect((await rest(server, 'POST', '/management/v1/policies/login/idps', orgAdmin, { idpId: idps[name] })).status).toBe(200);
-    }
+    Object.assign(idps, await offerUpstreamProviders(server, orgAdmin, upstream.issuer, options));
   }, 60000);
 
   afterAll(async () => {

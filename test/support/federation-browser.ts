@@ -7,7 +7,10 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { TestServer } from './gatehouse.ts';
+import { rest } from './management.ts';
 import { freePort } from './ports.ts';
+import { UPSTREAM_CLIENTS } from './upstreams.ts';
 
 export interface ClientCredentials {
   clientId: string;
@@ -92,4 +95,30 @@ export function federationPages(site: () => FederationSite) {
       return tokens.claims()!;
     },
   };
+}
+
+/**
+ * The organization's own login policy, allowing external sign-in, and one OpenID provider at the
+ * upstream `issuer` per entry of `options` (its name and provider options), each listed in that
+ * policy: the providers' ids by name. Configured by the organization's owner over REST.
+ */
+export async function offerUpstreamProviders(server: TestServer, orgAdmin: string, issuer: string, options: Record<string, Record<string, unknown>>): Promise<Record<string, string>> {
+  const must = async (call: Promise<{ status: number; json: Record<string, unknown> }>, what: string) => {
+    const answer = await call;
+    if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.json)}`);
+    return answer.json;
+  };
+  await must(rest(server, 'POST', '/management/v1/policies/login', orgAdmin, { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }), 'the login policy');
+  const ids: Record<string, string> = {};
+  for (const [name, providerOptions] of Object.entries(options)) {
+    const added = await must(
+      rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
+        name, issuer, clientId: UPSTREAM_CLIENTS.oidc.clientId, clientSecret: UPSTREAM_CLIENTS.oidc.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
+      }),
+      `the provider ${name}`,
+    );
+    ids[name] = String(added['id']);
+    await must(rest(server, 'POST', '/management/v1/policies/login/idps', orgAdmin, { idpId: ids[name] }), `listing ${name}`);
+  }
+  return ids;
 }
