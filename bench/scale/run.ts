@@ -979,7 +979,8 @@ async function growSizes(admin: pg.Client, dbName: string, bench: Bench, databas
       const tables = await tableSizes(db);
       let name = dbName;
       if (sizeIndex < sizes.length - 1) {
-        name = `${dbName}_${size.label.replace(/\W/g, '_')}`;
+        // Lower case: PostgreSQL folds the unquoted name of `create database` ("1M" would become "1m").
+        name = `${dbName}_${size.label.replace(/\W/g, '_').toLowerCase()}`;
         await db.end();
         const started = performance.now();
         await copyDatabase(admin, dbName, name);
