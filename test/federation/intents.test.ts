@@ -229,7 +229,11 @@ describe('a sign-in at a plain OAuth 2.0 server', () => {
 describe('a provider that misbehaves', () => {
   async function roundTrip(p: Provider = shadyProvider) {
     const started = await startIntent(ctx, { provider: p, successUrl: SUCCESS, failureUrl: FAILURE });
-    const back = new URL((await fetch(started.authUrl, { redirect: 'manual' })).headers.get('location')!);
+    const answer = await fetch(started.authUrl, { redirect: 'manual' });
+    const location = answer.headers.get('location');
+    // Says what answered instead of the provider's redirect, should anything else ever hold its port.
+    if (location === null) throw new Error(`${started.authUrl} answered ${answer.status} without a redirect: ${(await answer.text()).slice(0, 200)}`);
+    const back = new URL(location);
     const outcome = redirectOf(await completeIntent(ctx, { state: back.searchParams.get('state')!, code: back.searchParams.get('code')! }));
     return { started, outcome };
   }
