@@ -132,6 +132,13 @@ embeddedRun('the embedded database folder belongs to one process', () => {
   let bootstrap: string;
   let env: Record<string, string>;
   let first: Server & { exited: Promise<number | null> };
+  /** Every server this block started: a test that fails half-way leaves none running after the block. */
+  const started: Array<Server & { exited: Promise<number | null> }> = [];
+  const serve = async (...args: Parameters<typeof startServer>) => {
+    const server = await startServer(...args);
+    started.push(server);
+    return server;
+  };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-safety-'));
@@ -139,10 +146,11 @@ embeddedRun('the embedded database folder belongs to one process', () => {
     bootstrap = path.join(dir, 'bootstrap.yaml');
     fs.writeFileSync(bootstrap, stringify(fixture().document));
     env = { DATABASE_URL: '', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_MASTER_KEY: KEY_A };
-    first = await startServer(env, ['--bootstrap', bootstrap]);
+    first = await serve(env, ['--bootstrap', bootstrap]);
   });
   afterAll(async () => {
-    first.child.kill('SIGKILL');
+    for (const server of started) server.child.kill('SIGKILL');
+    await Promise.all(started.map((server) => server.exited));
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -185,11 +193,11 @@ embeddedRun('the embedded database folder belongs to one process', () => {
     plantStaleLock(dir);
     expect(cli(['features', 'set', 'oidcTokenExchange', 'on'], env)).toMatchObject({ status: 0, stdout: expect.stringContaining('oidcTokenExchange is on') });
 
-    const crashed = await startServer(env);
+    const crashed = await serve(env);
     crashed.child.kill('SIGKILL');
     await crashed.exited;
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'gatehouse.lock'), 'utf8'))).toMatchObject({ pid: crashed.child.pid });
-    first = await startServer(env);
+    first = await serve(env);
     await signsTokens(first.url);
     expect(await stop(first)).toBe(0);
   }, 120_000);
