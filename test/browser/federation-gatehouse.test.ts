@@ -6,12 +6,11 @@
  * back ends on a page of Gatehouse that moves on by itself (login/steps/idp.ts). The two
  * servers sit on different hosts (localhost and 127.0.0.1), so that their browser cookies stay apart.
  */
-import http from 'node:http';
-import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { describeWithChromium, launchChromium } from '../support/chromium.ts';
+import { federationPages, offerUpstreamProviders, startCallbackPage, type FederationSite } from '../support/federation-browser.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
-import { apiToken, managementDocument, MGMT, rest } from '../support/management.ts';
+import { apiToken, managementDocument, MGMT } from '../support/management.ts';
 import { freePort } from '../support/ports.ts';
 
 const APP = { clientId: 'fed-portal', secret: 'fed-portal-secret' };
@@ -21,34 +20,25 @@ describeWithChromium('a second Gatehouse as the upstream provider', () => {
   let upstream: TestServer;
   let server: TestServer;
   let browser: Browser;
-  let rp: http.Server;
-  let rpBase: string;
+  let callbackPage: { base: string; stop(): Promise<void> };
   let origin: string;
   let idpId: string;
+  const pages = federationPages((): FederationSite => ({ browser, origin, rpBase: callbackPage.base, upstreamIssuer: upstream.url, app: APP }));
 
   beforeAll(async () => {
-    const rpPort = await freePort();
-    rpBase = `http://127.0.0.1:${rpPort}`;
-    rp = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>RP</title><p>signed in</p>'));
-    await new Promise<void>((resolve) => rp.listen(rpPort, '127.0.0.1', resolve));
+    callbackPage = await startCallbackPage();
     const port = await freePort();
     origin = `http://localhost:${port}`;
     const app = (name: string, creds: { clientId: string; secret: string }, redirectUri: string) => ({
       name, clientId: creds.clientId, clientSecret: creds.secret, authMethod: 'client_secret_basic', redirectUris: [redirectUri], responseTypes: ['code'], grantTypes: ['authorization_code'],
     });
     upstream = await startTestServer(managementDocument({ projects: [{ name: 'federation', apps: [app('Downstream Gatehouse', DOWNSTREAM, `${origin}/idps/callback`)] }] }));
-    server = await startTestServer(managementDocument({ projects: [{ name: 'fed-portal', apps: [app('Portal', APP, `${rpBase}/callback`)] }] }), {
+    server = await startTestServer(managementDocument({ projects: [{ name: 'fed-portal', apps: [app('Portal', APP, `${callbackPage.base}/callback`)] }] }), {
       GATEHOUSE_PORT: String(port), GATEHOUSE_EXTERNAL_URL: origin, GATEHOUSE_IDP_ALLOW_PRIVATE_NETWORKS: 'true',
     });
     const orgAdmin = await apiToken(server, 'orgAdmin');
-    expect((await rest(server, 'POST', '/management/v1/policies/login', orgAdmin, { allowUsernamePassword: true, allowExternalIdp: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' })).status).toBe(200);
-    const added = await rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
-      name: 'Corporate Gatehouse', issuer: upstream.url, clientId: DOWNSTREAM.clientId, clientSecret: DOWNSTREAM.secret, scopes: ['openid', 'profile', 'email'],
-      providerOptions: { isAutoCreation: true }, usePkce: true,
-    });
-    expect(added.status).toBe(200);
-    idpId = String(added.json['id']);
-    expect((await rest(server, 'POST', '/management/v1/policies/login/idps', orgAdmin, { idpId })).status).toBe(200);
+    const ids = await offerUpstreamProviders(server, orgAdmin, upstream.url, { 'Corporate Gatehouse': { isAutoCreation: true } }, { clientId: DOWNSTREAM.clientId, clientSecret: DOWNSTREAM.secret });
+    idpId = ids['Corporate Gatehouse']!;
     browser = await launchChromium();
   }, 90000);
 
@@ -56,16 +46,12 @@ describeWithChromium('a second Gatehouse as the upstream provider', () => {
     await browser?.close();
     await server?.stop();
     await upstream?.stop();
-    await new Promise((resolve) => rp?.close(resolve));
+    await callbackPage?.stop();
   });
 
   it('signs in at the upstream Gatehouse and comes back as a new user linked to the upstream account', async () => {
-    const context = await browser.newContext({ locale: 'en-US' });
-    const page = await context.newPage();
-    const config = await client.discovery(new URL(origin), APP.clientId, undefined, client.ClientSecretBasic(APP.secret), { execute: [client.allowInsecureRequests] });
-    const state = client.randomState();
-    const nonce = client.randomNonce();
-    await page.goto(client.buildAuthorizationUrl(config, { redirect_uri: `${rpBase}/callback`, scope: 'openid', state, nonce }).href);
+    const { context, page } = await pages.freshPage();
+    const flow = await pages.authorize(page);
     await page.getByRole('button', { name: 'Continue with Corporate Gatehouse' }).click();
     // the upstream Gatehouse's own login pages
     await page.waitForURL(`${upstream.url}/ui/login/login**`);
@@ -74,11 +60,10 @@ describeWithChromium('a second Gatehouse as the upstream provider', () => {
     await page.click('button[type="submit"].primary');
     await page.fill('input[name="password"]', 'Correct-Horse-9');
     await page.click('button[type="submit"].primary');
-    await page.waitForURL(`${rpBase}/callback**`, { timeout: 10000 }).catch(async (error: unknown) => {
+    await page.waitForURL(`${callbackPage.base}/callback**`, { timeout: 10000 }).catch(async (error: unknown) => {
       throw new Error(`${String(error)}\nat ${page.url()}:\n${(await page.textContent('main')) ?? ''}`);
     });
-    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { expectedState: state, expectedNonce: nonce });
-    const claims = tokens.claims()!;
+    const claims = await pages.tokensAt(page, flow);
     expect(claims.amr).toEqual(['fed']);
     expect(claims.sub).not.toBe(MGMT.alice);
     const link = await server.running.gh.db.selectFrom('idp_links').select(['idp_id', 'external_user_id']).where('user_id', '=', String(claims.sub)).execute();

@@ -100,9 +100,16 @@ export function federationPages(site: () => FederationSite) {
 /**
  * The organization's own login policy, allowing external sign-in, and one OpenID provider at the
  * upstream `issuer` per entry of `options` (its name and provider options), each listed in that
- * policy: the providers' ids by name. Configured by the organization's owner over REST.
+ * policy: the providers' ids by name. Configured by the organization's owner over REST; Gatehouse
+ * is the upstream's client `upstreamClient` (by default node-oidc-provider's, upstreams.ts).
  */
-export async function offerUpstreamProviders(server: TestServer, orgAdmin: string, issuer: string, options: Record<string, Record<string, unknown>>): Promise<Record<string, string>> {
+export async function offerUpstreamProviders(
+  server: TestServer,
+  orgAdmin: string,
+  issuer: string,
+  options: Record<string, Record<string, unknown>>,
+  upstreamClient: { clientId: string; clientSecret: string } = UPSTREAM_CLIENTS.oidc,
+): Promise<Record<string, string>> {
   const must = async (call: Promise<{ status: number; json: Record<string, unknown> }>, what: string) => {
     const answer = await call;
     if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.json)}`);
@@ -113,7 +120,7 @@ export async function offerUpstreamProviders(server: TestServer, orgAdmin: strin
   for (const [name, providerOptions] of Object.entries(options)) {
     const added = await must(
       rest(server, 'POST', '/management/v1/idps/generic_oidc', orgAdmin, {
-        name, issuer, clientId: UPSTREAM_CLIENTS.oidc.clientId, clientSecret: UPSTREAM_CLIENTS.oidc.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
+        name, issuer, clientId: upstreamClient.clientId, clientSecret: upstreamClient.clientSecret, scopes: ['openid', 'profile', 'email'], providerOptions, usePkce: true,
       }),
       `the provider ${name}`,
     );
