@@ -10,6 +10,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { applyBootstrap, type ApplyOptions } from '../../src/bootstrap/apply.ts';
 import { BootstrapError, parseBootstrap } from '../../src/bootstrap/schema.ts';
+import { bootstrapProblems } from '../support/bootstrap-problems.ts';
 import { activeProviders, listProviders, loginPolicyProviders, upstreamConfigOf } from '../../src/domain/federation/providers.ts';
 import { MasterKey } from '../../src/domain/kernel/crypto.ts';
 import type { DB } from '../../src/store/database.ts';
@@ -53,15 +54,7 @@ function document(edit: (doc: Record<string, any>) => void = () => {}): string {
   return stringify(doc);
 }
 
-function problems(text: string): BootstrapError {
-  try {
-    parseBootstrap(text, file);
-  } catch (error) {
-    if (error instanceof BootstrapError) return error;
-    throw error;
-  }
-  throw new Error('the document was accepted');
-}
+const problems = (text: string) => bootstrapProblems(text, file);
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-idps-'));

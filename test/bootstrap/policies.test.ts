@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { applyBootstrap } from '../../src/bootstrap/apply.ts';
-import { BootstrapError, parseBootstrap } from '../../src/bootstrap/schema.ts';
+import { parseBootstrap } from '../../src/bootstrap/schema.ts';
+import { bootstrapProblems } from '../support/bootstrap-problems.ts';
 import { effectiveBranding, effectiveLoginPolicy } from '../../src/domain/instance/policies.ts';
 import type { DB } from '../../src/store/database.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
@@ -53,15 +54,7 @@ function document(edit: (doc: Record<string, any>) => void = () => {}): string {
   return stringify(doc);
 }
 
-function problems(text: string): BootstrapError {
-  try {
-    parseBootstrap(text, file);
-  } catch (error) {
-    if (error instanceof BootstrapError) return error;
-    throw error;
-  }
-  throw new Error('the document was accepted');
-}
+const problems = (text: string) => bootstrapProblems(text, file);
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-branding-'));

@@ -1,6 +1,7 @@
 /** Bootstrap validation: strict, before any database work, every problem named by file, path and cause. */
 import { stringify } from 'yaml';
-import { BootstrapError, parseBootstrap, readBootstrapFile, validateBootstrap } from '../../src/bootstrap/schema.ts';
+import { parseBootstrap, readBootstrapFile, validateBootstrap } from '../../src/bootstrap/schema.ts';
+import { bootstrapProblems } from '../support/bootstrap-problems.ts';
 import { fixture } from '../support/fixtures.ts';
 import { rsaKeyPair } from '../support/key-pool.ts';
 import { exampleYaml, minimalDocument, rsaKey } from './example.ts';
@@ -17,15 +18,7 @@ function broken(edit: (doc: Doc) => void): string {
   return stringify(doc);
 }
 
-function problems(text: string, file = FILE): BootstrapError {
-  try {
-    parseBootstrap(text, file);
-  } catch (error) {
-    if (error instanceof BootstrapError) return error;
-    throw error;
-  }
-  throw new Error('the document was accepted');
-}
+const problems = (text: string, file = FILE) => bootstrapProblems(text, file);
 
 const web = (doc: Doc) => doc['orgs'][0].projects[0].apps[0];
 const api = (doc: Doc) => doc['orgs'][0].projects[0].apps[1];
