@@ -20,7 +20,7 @@ import { AuthService } from '../../gen/zitadel/auth_pb.js';
 import type { ObjectDetailsSchema } from '../../gen/zitadel/object_pb.js';
 import type { Gatehouse } from '../context.ts';
 import type { ChangeDetails } from '../domain/kernel/events.ts';
-import { countFailedAttempt } from '../domain/sign-in/lockout.ts';
+import { countFailedAttempt, minutesUntil } from '../domain/sign-in/lockout.ts';
 import { addOtpFactor, OTP_AMR, otpSetupWouldAdd, removeOtpFactor, verifyOtpFactor, type OtpUser } from '../domain/credentials/otp.ts';
 import { creatorOf, type Principal } from '../domain/kernel/principal.ts';
 import { requirePrincipal } from './auth-interceptor.ts';
@@ -95,8 +95,7 @@ function signedInWithOtp(principal: Principal): boolean {
 
 /** Too many wrong codes or passwords: the user is locked (docs/decisions.md#login-names-and-lockout), so no code is checked. */
 function lockedError(until: Date, now: Date): ConnectError {
-  const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-  return apiError(Code.ResourceExhausted, 'AUTH-OTP-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
+  return apiError(Code.ResourceExhausted, 'AUTH-OTP-Locked', `too many failed attempts: the user is locked for ${minutesUntil(until, now)} more minute(s)`);
 }
 
 function toDetails(details: ChangeDetails): MessageInitShape<typeof ObjectDetailsSchema> {

@@ -4,6 +4,7 @@ import { parseUrlTemplate, TemplateError } from '../../mail/template.ts';
 import type { EmailCodeUser } from '../../domain/credentials/email-codes.ts';
 import { mayAddCredential } from '../../domain/credentials/fresh-sign-in.ts';
 import type { Principal } from '../../domain/kernel/principal.ts';
+import { minutesUntil } from '../../domain/sign-in/lockout.ts';
 import type { DB } from '../../store/database.ts';
 import type { UserRow } from '../../store/schema.ts';
 import { findContactUserForUpdate, type ContactUserRow } from '../../store/users.ts';
@@ -65,8 +66,7 @@ export function codeMailError(error: unknown, templateField: string): unknown {
 
 /** Too many wrong passwords or codes: the user is locked (docs/decisions.md#login-names-and-lockout). */
 export function lockedError(until: Date, now: Date): ConnectError {
-  const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-  return apiError(Code.ResourceExhausted, 'USER-Locked', `too many failed attempts: the user is locked for ${minutes} more minute(s)`);
+  return apiError(Code.ResourceExhausted, 'USER-Locked', `too many failed attempts: the user is locked for ${minutesUntil(until, now)} more minute(s)`);
 }
 
 /**

@@ -27,6 +27,11 @@ export const LOCKOUT_SECONDS = 15 * 60;
 
 export type AttemptRefusal = { kind: 'invalid' } | { kind: 'locked'; until: Date };
 
+/** Whole minutes until a lock ends, at least one: what the lockout messages tell. */
+export function minutesUntil(until: Date, now: Date | number = Date.now()): number {
+  return Math.max(1, Math.ceil((until.getTime() - (typeof now === 'number' ? now : now.getTime())) / 60_000));
+}
+
 /** The lock event's reason, and how the log names the failures, per factor. */
 const LOCK_REASONS = { password: 'failed_passwords', otp: 'failed_otp_codes', passkey: 'failed_passkeys' } as const;
 const FACTOR_WORDS = { password: 'passwords', otp: 'OTP codes', passkey: 'passkey sign-ins' } as const;

@@ -26,6 +26,7 @@
  * user with an authenticator app: the link would be made on one of its two factors.
  */
 import type { Request, Response } from 'express';
+import { minutesUntil } from '../../domain/sign-in/lockout.ts';
 import type { Gatehouse } from '../../context.ts';
 import { hasReadyOtp } from '../../domain/credentials/otp.ts';
 import { createLinkedUser, decideFirstSignIn, linkUser, type ExternalAccount, type FirstSignInContext } from '../../domain/federation/first-sign-in.ts';
@@ -285,7 +286,7 @@ export function idpStep(gh: Gatehouse) {
       if (decided.kind === 'refused') {
         // The person has proven the upstream account, so the page may say why its user may not sign in.
         const { m } = step;
-        const locked = decided.until === undefined ? m.idpUserLocked : m.locked(Math.max(1, Math.ceil((decided.until.getTime() - Date.now()) / 60_000)));
+        const locked = decided.until === undefined ? m.idpUserLocked : m.locked(minutesUntil(decided.until));
         return sendFailure(res, step, 403, decided.reason === 'inactive' ? m.idpUserInactive : decided.reason === 'locked' ? locked : m.idpUnusable);
       }
       const sealed = seal(gh, { requestId: step.request.id, ...account, amr: intent.amr, expires: Math.floor(Date.now() / 1000) + PENDING_SECONDS });

@@ -30,7 +30,7 @@ import { addOtpFactor, hasReadyOtp, otpUrl, verifyOtpFactor } from '../../domain
 import { finishPasskeyRegistration, startPasskeyRegistration } from '../../domain/passkeys/passkey-registration.ts';
 import { PASSKEY_AMR } from '../../domain/passkeys/passkey-sign-in.ts';
 import { hasReadyPasskey, loadPasskeyUser, type PasskeyUser } from '../../domain/passkeys/passkeys.ts';
-import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
+import { countFailedAttempt, minutesUntil, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { pendingOtp, withSecondFactor, type PendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html, type Html } from '../../http/html.ts';
@@ -137,9 +137,6 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
   else sendStep(res, step, status, shown);
 }
 
-function minutesUntil(until: Date, now: Date): number {
-  return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-}
 
 function parsed(text: string | undefined): unknown {
   if (text === undefined || text === '') return undefined;

@@ -14,7 +14,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Gatehouse } from '../../context.ts';
-import { countFailedAttempt, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
+import { countFailedAttempt, minutesUntil, type AttemptRefusal } from '../../domain/sign-in/lockout.ts';
 import { checkOtpCode } from '../../domain/credentials/otp.ts';
 import { pendingOtp, withSecondFactor } from '../../domain/sign-in/login-names.ts';
 import { html } from '../../http/html.ts';
@@ -42,9 +42,6 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
   sendStep(res, step, status, stepPage(step, { title: m.otpTitle, alert: problem?.alert, body }));
 }
 
-function minutesUntil(until: Date, now: Date): number {
-  return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-}
 
 export function otpStep(gh: Gatehouse) {
   return {

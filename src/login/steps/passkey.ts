@@ -17,6 +17,7 @@
  * (`allowUsernamePassword` false) drops "Use password instead".
  */
 import type { Request, Response } from 'express';
+import { minutesUntil } from '../../domain/sign-in/lockout.ts';
 import type { Gatehouse } from '../../context.ts';
 import { finishPasskeySignIn, startPasskeySignIn } from '../../domain/passkeys/passkey-sign-in.ts';
 import { hasReadyPasskey } from '../../domain/passkeys/passkeys.ts';
@@ -61,11 +62,6 @@ async function showAgain(gh: Gatehouse, res: Response, step: Step, mode: Passkey
   const { loginName } = await passwordAttempt(gh.db, step.request.id);
   if (mode === 'passkey' && loginName !== undefined) return render(res, step, status, loginName, alert);
   return renderLoginName(gh, res, step, status, loginName ?? step.request.loginHint ?? '', { alert });
-}
-
-/** Whole minutes until `until`, at least one: what the lockout message says. */
-function minutesUntil(until: Date, now = Date.now()): number {
-  return Math.max(1, Math.ceil((until.getTime() - now) / 60_000));
 }
 
 function parsedCredential(text: string | undefined): unknown {

@@ -17,6 +17,7 @@
  * - `hidePasswordReset`: no "Forgot your password?" (steps/password-reset.ts passwordResetOffered).
  */
 import type { Request, Response } from 'express';
+import { minutesUntil } from '../../domain/sign-in/lockout.ts';
 import type { Gatehouse } from '../../context.ts';
 import { checkPassword } from '../../domain/sign-in/password-check.ts';
 import { passwordAttempt } from '../../domain/sign-in/login-names.ts';
@@ -62,10 +63,6 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
   const shown = stepPage(step, { title: passkeys ? m.noPasswordTitle : m.noSignInMethodTitle, body });
   if (passkeys) sendPasskeyStep(res, step, status, shown);
   else sendStep(res, step, status, shown);
-}
-
-function minutesUntil(until: Date, now = Date.now()): number {
-  return Math.max(1, Math.ceil((until.getTime() - now) / 60_000));
 }
 
 export function passwordStep(gh: Gatehouse) {
