@@ -173,6 +173,11 @@ export { mfaRequired, sessionLacksMfa };
 /** The passkey-first step (steps/passkey.ts). */
 export const PASSKEY_STEP_PATH = `${LOGIN_UI_PATH}/passkey`;
 
+/** On to the passkey-first step of this request. */
+export function goToPasskeyStep(gh: Gatehouse, res: Response, requestId: string): void {
+  seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+}
+
 /**
  * The relying party id when sign-in with a passkey is offered: a valid relying party and a policy
  * that allows passwordless sign-in; else undefined.
@@ -195,7 +200,7 @@ export function passkeysAllowed(gh: Gatehouse, login: Pick<LoginPolicy, 'passwor
 export async function goToFirstFactor(gh: Gatehouse, res: Response, requestId: string, userId: string | undefined, login: Pick<LoginPolicy, 'passwordlessAllowed'>): Promise<void> {
   const rpId = passkeyRpId(gh, login);
   if (userId !== undefined && rpId !== undefined && (await hasReadyPasskey(gh.db, userId, rpId))) {
-    return seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(requestId)}`);
+    return goToPasskeyStep(gh, res, requestId);
   }
   goToStep(gh, res, 'password', requestId);
 }
@@ -232,7 +237,7 @@ export async function goToSecondFactor(gh: Gatehouse, res: Response, step: Step,
   const rpId = passkeyRpId(gh, step.settings.login);
   if (rpId !== undefined && (await hasReadyPasskey(gh.db, userId, rpId))) {
     if (loginName !== undefined) await rememberLoginName(gh.db, request.id, loginName, userId);
-    seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
+    goToPasskeyStep(gh, res, request.id);
     return true;
   }
   await mark();

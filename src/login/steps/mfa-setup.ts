@@ -34,12 +34,12 @@ import { countFailedAttempt, minutesUntil, type AttemptRefusal } from '../../dom
 import { clearOtpPending } from '../../domain/sign-in/auth-requests.ts';
 import { pendingOtp, withSecondFactor, type PendingOtp } from '../../domain/sign-in/login-names.ts';
 import { html, type Html } from '../../http/html.ts';
-import { securityHeaders, seeOther } from '../../http/respond.ts';
+import { securityHeaders } from '../../http/respond.ts';
 import { findOtpFactor } from '../../store/otp-factors.ts';
 import { shownLoginName } from '../branding.ts';
 import { finishWithAuthentication } from '../finish.ts';
 import {
-  clientAddress, goToStep, mfaRequired, openStep, PASSKEY_STEP_PATH, passkeyRpId, passkeysAllowed, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPage, stepPath, submitStep, type Step, type Submission,
+  clientAddress, goToPasskeyStep, goToStep, mfaRequired, openStep, passkeyRpId, passkeysAllowed, REQUEST_PARAM, sendStep, stepAction, stepFields, stepPage, stepPath, submitStep, type Step, type Submission,
 } from '../flow.ts';
 import { button, field, link } from '../layout.ts';
 import { passkeyScript, sendPasskeyStep } from '../passkey-page.ts';
@@ -167,7 +167,7 @@ export function mfaSetupStep(gh: Gatehouse) {
     if (await hasReadyOtp(gh.db, pending.user.id)) return void goToStep(gh, res, 'otp', request.id);
     const rpId = passkeyRpId(gh, step.settings.login);
     if (rpId !== undefined && (await hasReadyPasskey(gh.db, pending.user.id, rpId))) {
-      return void seeOther(res, `${gh.config.externalUrl}${PASSKEY_STEP_PATH}?${REQUEST_PARAM}=${encodeURIComponent(request.id)}`);
+      return void goToPasskeyStep(gh, res, request.id);
     }
     if (!mfaRequired(step.settings.login)) {
       // The policy changed since the password step: the password alone completes the sign-in now,
