@@ -7,7 +7,7 @@
  *   Beside the API: grpc.health.v1.Health and server reflection, without authentication.
  *   gRPC errors without a message go out trailers-only (src/transport/rpc/write-response.ts).
  * - REST paths from the `google.api.http` options of the registered methods, through the transcoder
- *   (src/transport/rest/), which calls the same router handlers.
+ *   (src/transport/rest/), which calls the same implementations through the same interceptors.
  *
  * `handle` resolves to false when the request is none of these, and the caller passes it on
  * (to Express for HTTP/1.1; for HTTP/2 the caller answers 404 itself).
@@ -23,7 +23,7 @@
  * bodies, ...) is answered with our codes and messages: see src/api/input-errors.ts and parse-errors.ts.
  */
 import { createRegistry } from '@bufbuild/protobuf';
-import { Code, ConnectError, createConnectRouter, createContextValues } from '@connectrpc/connect';
+import { Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import {
   compressionBrotli,
@@ -46,6 +46,7 @@ import { withFailureBudget } from '../domain/sign-in/secret-tries.ts';
 import { limitKeyOf } from '../http/client-address.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../http/node-types.ts';
 import { reachable, type DB } from '../store/database.ts';
+import { createRecordingRouter } from '../transport/rest/invoke.ts';
 import type { RestRoutes } from '../transport/rest/routes.ts';
 import { createRestTranscoder } from '../transport/rest/transcoder.ts';
 import { answerUnimplemented, isRpcRequest } from '../transport/rpc/unimplemented.ts';
@@ -97,7 +98,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   const trustedProxies: TrustedProxies = deps.trustedProxies ?? new Set();
   // Resolves the message types of google.protobuf.Any fields, in JSON requests and answers alike.
   const registry = createRegistry(file_zitadel_message);
-  const router = createConnectRouter({
+  const { router, calls } = createRecordingRouter({
     connect: true,
     grpc: true,
     grpcWeb: true,
@@ -130,7 +131,7 @@ export function createApiHandler(deps: ApiDeps, gh?: Gatehouse): ApiHandler {
   });
 
   const procedures = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
-  const rest = createRestTranscoder(router.handlers, {
+  const rest = createRestTranscoder(calls, {
     maxBodyBytes: deps.maxBodyBytes,
     registry,
     log,

@@ -18,7 +18,6 @@ import {
   type MethodDescriptorProtoSchema,
   type MethodOptions,
 } from '@bufbuild/protobuf/wkt';
-import { createConnectRouter } from '@connectrpc/connect';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { http as httpOption } from '../../gen/google/api/annotations_pb.js';
 import { HttpRuleSchema } from '../../gen/google/api/http_pb.js';
@@ -27,14 +26,15 @@ import { silentLogger } from '../../src/api/logger.ts';
 import { createServingProbe } from '../../src/api/serving-probe.ts';
 import { PUBLIC_SERVICES, registerServices } from '../../src/api/services.ts';
 import { apiAudienceScope } from '../../src/config/index.ts';
+import { createRecordingRouter } from '../../src/transport/rest/invoke.ts';
 import { openApiDocument } from '../../src/transport/rest/openapi.ts';
 import { RestRoutes } from '../../src/transport/rest/routes.ts';
 
-/** The REST routes of `services` as the transcoder builds them, from a router's handlers (descriptors only). */
+/** The REST routes of `services` as the transcoder builds them, from what is registered on a router (descriptors only). */
 function restRoutesOf(services: readonly DescService[]): RestRoutes {
-  const router = createConnectRouter();
+  const { router, calls } = createRecordingRouter();
   for (const service of services) router.service(service, {});
-  return new RestRoutes(router.handlers);
+  return new RestRoutes(calls);
 }
 import type { RestRoute } from '../../src/transport/rest/routes.ts';
 import { createRestTranscoder } from '../../src/transport/rest/transcoder.ts';
@@ -103,9 +103,9 @@ describe('GET /openapi.json', () => {
     document = JSON.parse(reply.text) as Document;
     // The transcoder's own route table, built as the API handler builds it (server/api-handler.ts).
     const { gh } = server.running;
-    const router = createConnectRouter();
+    const { router, calls } = createRecordingRouter();
     registerServices(router, gh, { db: gh.db, instanceId: () => gh.instanceId, probe: createServingProbe(async () => true), reflection: true });
-    table = createRestTranscoder(router.handlers, { maxBodyBytes: 1024, registry: createRegistry(), log: silentLogger }).routes;
+    table = createRestTranscoder(calls, { maxBodyBytes: 1024, registry: createRegistry(), log: silentLogger }).routes;
     routes = table.routes;
   });
   afterAll(() => server.stop());
@@ -424,9 +424,9 @@ describe('the document of a service built at run time', () => {
   let base: string;
 
   beforeAll(async () => {
-    const router = createConnectRouter();
+    const { router, calls } = createRecordingRouter();
     router.service(service, {}); // no implementation: a call the transcoder accepts reaches the service and is 501
-    const rest = createRestTranscoder(router.handlers, { maxBodyBytes: 4096, registry: createRegistry(), log: silentLogger });
+    const rest = createRestTranscoder(calls, { maxBodyBytes: 4096, registry: createRegistry(), log: silentLogger });
     transcoder = http.createServer((req, res) => void rest.handle(req, res).then((handled) => handled || res.writeHead(404).end()));
     await new Promise<void>((resolve) => transcoder.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(transcoder.address() as AddressInfo).port}`;

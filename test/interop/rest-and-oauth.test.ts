@@ -4,10 +4,10 @@
  * token_type_hint as advisory (RFC 7009 §2.1), 401s follow RFC 6750 §3, and oauth4webapi's
  * private_key_jwt works at introspection and revocation with either audience.
  */
-import { createConnectRouter } from '@connectrpc/connect';
 import * as oauth from 'oauth4webapi';
 import { FeatureService } from '../../gen/zitadel/feature/v2/feature_service_pb.js';
 import { registerServices } from '../../src/api/services.ts';
+import { createRecordingRouter } from '../../src/transport/rest/invoke.ts';
 import { RestRoutes, type RestRoute } from '../../src/transport/rest/routes.ts';
 import { cryptoKey, fixture, IDS, SECRETS, type Fixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/gatehouse.ts';
@@ -37,10 +37,10 @@ async function introspect(token: string): Promise<Reply> {
  * without editing this suite.
  */
 function restRoutes(): readonly RestRoute[] {
-  const router = createConnectRouter();
+  const { router, calls } = createRecordingRouter();
   router.service(FeatureService, {});
   registerServices(router, server.running.gh);
-  return new RestRoutes(router.handlers).routes;
+  return new RestRoutes(calls).routes;
 }
 
 /**

@@ -1,60 +1,132 @@
 /**
- * Calls a router handler in-process as a Connect unary call with a JSON body: the request keeps
- * the caller's headers (Authorization above all) and abort signal, so interceptors see a REST call
- * as they see any other. A 200 answer is the response message in proto3 JSON, written once by the
- * handler's own serializer and passed on as is; a non-200 answer is the Connect error JSON, read
- * back into a ConnectError.
+ * Calls a method's implementation in-process for a REST request, through the same interceptors the
+ * router runs for Connect, gRPC and gRPC-web: the call keeps the caller's headers (Authorization
+ * above all), its context values, and a signal that aborts when the client goes away before the
+ * answer, so interceptors and implementations see a REST call as they see any other.
+ *
+ * The transcoder has already built and checked the request message (request.ts), so the call skips
+ * what a Connect request would add on top: encoding that message to JSON and parsing it back, a
+ * second copy of the headers, stream plumbing for one message. The answer is the response message
+ * or the ConnectError the call ended with (anything else is an internal error, as Connect has it).
  */
-import { Code, ConnectError, type ContextValues } from '@connectrpc/connect';
-import { createAsyncIterable, readAllBytes, type UniversalHandler, type UniversalServerRequest } from '@connectrpc/connect/protocol';
-import { errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
-import { universalRequestFromNodeRequest } from '@connectrpc/connect-node';
+import { toJsonString, type Message, type Registry } from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  createHandlerContext,
+  createMethodImplSpec,
+  createServiceImplSpec,
+  type ConnectRouter,
+  type ConnectRouterOptions,
+  type ContextValues,
+  type Interceptor,
+  type MethodImplSpec,
+} from '@connectrpc/connect';
+import { invokeUnaryImplementation } from '@connectrpc/connect/protocol';
 import { apiError } from '../../api/errors.ts';
 import type { NodeRequest, NodeResponse } from '../../http/node-types.ts';
 
-// Request headers that describe the REST body, not the synthesized Connect request.
-const DROPPED_REQUEST_HEADERS = [
-  'content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'accept-encoding',
-  'connect-protocol-version', 'connect-timeout-ms', 'connect-content-encoding', 'connect-accept-encoding',
-];
+/** A registered unary method's implementation with the interceptors the router wraps it in. */
+export interface UnaryCall {
+  readonly spec: MethodImplSpec & { kind: 'unary' };
+  readonly interceptors: readonly Interceptor[];
+}
+
+/** The unary implementations registered on a router, by procedure path (`/package.Service/Method`). */
+export type UnaryCalls = ReadonlyMap<string, UnaryCall>;
+
+/**
+ * A Connect router that also keeps what is registered on it, so that the REST transcoder calls the
+ * very implementations and interceptors the router's handlers call.
+ */
+export function createRecordingRouter(options: ConnectRouterOptions = {}): { router: ConnectRouter; calls: UnaryCalls } {
+  const inner = createConnectRouter(options);
+  const calls = new Map<string, UnaryCall>();
+  const keep = (spec: MethodImplSpec, interceptors: readonly Interceptor[] | undefined) => {
+    if (spec.kind !== 'unary') return;
+    const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
+    if (!calls.has(path)) calls.set(path, { spec, interceptors: interceptors ?? options.interceptors ?? [] }); // the router serves the first registration too
+  };
+  const router: ConnectRouter = {
+    get handlers() {
+      return inner.handlers;
+    },
+    service(service, implementation, handlerOptions) {
+      for (const spec of Object.values(createServiceImplSpec(service, implementation).methods)) keep(spec, handlerOptions?.interceptors);
+      inner.service(service, implementation, handlerOptions);
+      return router;
+    },
+    rpc(method, impl, handlerOptions) {
+      keep(createMethodImplSpec(method, impl), handlerOptions?.interceptors);
+      inner.rpc(method, impl, handlerOptions);
+      return router;
+    },
+  };
+  return { router, calls };
+}
+
+export type InvokeResult = { error: undefined; json: string } | { error: ConnectError; headers: Record<string, string> };
+
 // Headers of an error answer that REST passes on; the others are Connect's own.
 const FORWARDED_ERROR_HEADERS = ['www-authenticate', 'retry-after'];
+// Request headers that describe the REST body or transport, not the call.
+const DROPPED_REQUEST_HEADERS = new Set([
+  'content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'accept-encoding',
+  'connect-protocol-version', 'connect-timeout-ms', 'connect-content-encoding', 'connect-accept-encoding',
+]);
 
-const encoder = new TextEncoder();
-
-export type InvokeResult = { error: undefined; bytes: Uint8Array } | { error: ConnectError; headers: Record<string, string> };
+/** The reasons the call's signals carry: built once, as an abort with no reason builds an error with a stack each time. */
+const CLIENT_GONE = new ConnectError('the client closed the connection', Code.Canceled);
+const CALL_ENDED = new ConnectError('the call ended', Code.Canceled);
 
 export async function invokeUnary(
-  handler: UniversalHandler,
+  call: UnaryCall,
   req: NodeRequest,
   res: NodeResponse,
-  input: string,
+  input: Message,
   contextValues: ContextValues,
+  registry: Registry,
 ): Promise<InvokeResult> {
-  let origin: UniversalServerRequest;
-  try {
-    // A parsed body (null) keeps connect-node from reading the request stream; ours replaces it.
-    origin = universalRequestFromNodeRequest(req, res, null, contextValues);
-  } catch {
-    throw apiError(Code.InvalidArgument, 'REST-Host', 'request has no valid host'); // e.g. HTTP/1.0 without Host
+  const authority = 'authority' in req ? req.authority : req.headers.host;
+  if (authority === undefined || authority === '') throw apiError(Code.InvalidArgument, 'REST-Host', 'request has no valid host'); // e.g. HTTP/1.0 without Host
+  const scheme = 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http';
+  const header = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(':') || DROPPED_REQUEST_HEADERS.has(name)) continue;
+    if (typeof value === 'string') header.append(name, value);
+    else for (const item of value) header.append(name, item);
   }
-  const header = new Headers(origin.header);
-  for (const name of DROPPED_REQUEST_HEADERS) header.delete(name);
   header.set('content-type', 'application/json');
-  const response = await handler({
-    ...origin,
-    method: 'POST',
-    url: new URL(handler.requestPath, origin.url).toString(),
-    header,
-    body: createAsyncIterable([encoder.encode(input)]),
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort(CLIENT_GONE);
+  };
+  res.once('close', onClose);
+  const { spec } = call;
+  const context = createHandlerContext({
+    service: spec.method.parent,
+    method: spec.method,
+    protocolName: 'connect',
+    requestMethod: 'POST',
+    url: `${scheme}://${authority}/${spec.method.parent.typeName}/${spec.method.name}`,
+    requestSignal: gone.signal,
+    requestHeader: header,
+    contextValues,
   });
-  const bytes = response.body === undefined ? new Uint8Array(0) : await readAllBytes(response.body, Number.MAX_SAFE_INTEGER);
-  if (response.status === 200) return { error: undefined, bytes };
-  const error = errorFromJsonBytes(bytes, undefined, new ConnectError('internal error', Code.Internal));
-  const headers: Record<string, string> = {};
-  for (const name of FORWARDED_ERROR_HEADERS) {
-    const value = response.header?.get(name);
-    if (value !== null && value !== undefined) headers[name] = value;
+  try {
+    const output = await invokeUnaryImplementation(spec, context, input, call.interceptors as Interceptor[]);
+    return { error: undefined, json: toJsonString(spec.method.output, output, { registry }) };
+  } catch (thrown) {
+    const error = thrown instanceof ConnectError ? thrown : new ConnectError('internal error', Code.Internal, undefined, undefined, thrown);
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_ERROR_HEADERS) {
+      const value = error.metadata.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    return { error, headers };
+  } finally {
+    context.abort(CALL_ENDED);
+    res.off('close', onClose);
   }
-  return { error, headers };
 }

@@ -1,4 +1,4 @@
-import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { Message } from '@bufbuild/protobuf';
 import { AppService } from '../../../gen/zitadel/app/v2beta/app_service_pb.js';
 import { FeatureService } from '../../../gen/zitadel/feature/v2/feature_service_pb.js';
@@ -6,14 +6,18 @@ import { UserService as UserServiceV2 } from '../../../gen/zitadel/user/v2/user_
 import { UserService } from '../../../gen/zitadel/user/v3alpha/user_service_pb.js';
 import { errorDetailOf } from '../../api/errors.ts';
 import { buildRequestMessage } from './request.ts';
+import { createRecordingRouter } from './invoke.ts';
 import { RestRoutes } from './routes.ts';
 
 // The routes come from the google.api.http options of the registered services; the empty
 // implementations are never called here.
-const router = createConnectRouter().service(FeatureService, {}).service(UserService, {});
-const routes = new RestRoutes(router.handlers);
+const recorded = createRecordingRouter();
+recorded.router.service(FeatureService, {}).service(UserService, {});
+const routes = new RestRoutes(recorded.calls);
 // A service whose requests hold enums and nested messages, for the answers that name a field's path.
-const appRoutes = new RestRoutes(createConnectRouter().service(AppService, {}).service(UserServiceV2, {}).handlers);
+const apps = createRecordingRouter();
+apps.router.service(AppService, {}).service(UserServiceV2, {});
+const appRoutes = new RestRoutes(apps.calls);
 
 function build(method: string, url: string, body?: unknown): Message & Record<string, unknown> {
   const [path = '', query = ''] = url.split('?');

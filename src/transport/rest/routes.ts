@@ -1,12 +1,13 @@
 /**
  * The REST route table, read once at start-up from the `google.api.http` options of the methods
  * registered on the Connect router: no route is written by hand, and a service that is not
- * registered has no REST route.
+ * registered has no REST route. A request is tried only against the templates of its shape (first
+ * segment and number of segments), in the order of specificity.
  */
 import { getOption, hasOption, type DescField, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
-import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import { http } from '../../../gen/google/api/annotations_pb.js';
 import type { HttpRule } from '../../../gen/google/api/http_pb.js';
+import type { UnaryCall, UnaryCalls } from './invoke.ts';
 import { compareSpecificity, matchPathTemplate, parsePathTemplate, type PathTemplate } from './path-template.ts';
 
 export interface RestRoute {
@@ -18,8 +19,8 @@ export interface RestRoute {
   /** Path variables: dotted proto field path to the field it sets. */
   pathFields: ReadonlyMap<string, readonly DescField[]>;
   method: DescMethod;
-  /** The router's handler of the method (every protocol); REST calls it as a Connect unary call. */
-  handler: UniversalHandler;
+  /** The method's implementation and the router's interceptors, which REST calls in-process (invoke.ts). */
+  call: UnaryCall;
   /** The literal first path segment ("v2" of "/v2/features/instance"), or undefined when it is a variable. */
   firstSegment: string | undefined;
 }
@@ -33,27 +34,36 @@ export class RouteConfigError extends Error {}
 
 export class RestRoutes {
   readonly #routes: RestRoute[];
-  /**
-   * The first path segments any route can match, so that every other request (all of OAuth and the
-   * login UI pass through here first) is turned away without trying each template; undefined when a
-   * route starts with a variable.
-   */
-  readonly #firstSegments: ReadonlySet<string> | undefined;
+  /** Templates of a fixed number of segments, by literal first segment and that number. */
+  readonly #byShape = new Map<string, RestRoute[]>();
+  /** Templates any path may match: with `**`, or with a variable first segment. */
+  readonly #open: RestRoute[];
+  readonly #rank = new Map<RestRoute, number>();
 
-  constructor(handlers: readonly UniversalHandler[]) {
-    const seen = new Set<string>();
+  constructor(calls: UnaryCalls) {
     const routes: RestRoute[] = [];
-    for (const handler of handlers) {
-      if (seen.has(handler.requestPath)) continue;
-      seen.add(handler.requestPath);
-      if (!hasOption(handler.method, http)) continue;
-      const rule = getOption(handler.method, http);
+    for (const call of calls.values()) {
+      const method = call.spec.method;
+      if (!hasOption(method, http)) continue;
+      const rule = getOption(method, http);
       for (const binding of [rule, ...rule.additionalBindings]) {
-        routes.push(routeFromRule(binding, handler));
+        routes.push(routeFromRule(binding, call));
       }
     }
     this.#routes = routes.sort((a, b) => compareSpecificity(a.template, b.template));
-    this.#firstSegments = routes.every((r) => r.firstSegment !== undefined) ? new Set(routes.map((r) => r.firstSegment!)) : undefined;
+    this.#open = [];
+    this.#routes.forEach((route, rank) => {
+      this.#rank.set(route, rank);
+      const { segments } = route.template;
+      if (route.firstSegment === undefined || segments.some((s) => s.kind === 'multi')) {
+        this.#open.push(route);
+        return;
+      }
+      const key = shapeKey(route.firstSegment, segments.length);
+      const same = this.#byShape.get(key);
+      if (same === undefined) this.#byShape.set(key, [route]);
+      else same.push(route);
+    });
   }
 
   get routes(): readonly RestRoute[] {
@@ -61,12 +71,11 @@ export class RestRoutes {
   }
 
   match(httpMethod: string, path: string): RouteMatch {
-    if (this.#firstSegments !== undefined) {
-      const end = path.indexOf('/', 1);
-      if (!this.#firstSegments.has(end === -1 ? path.slice(1) : path.slice(1, end))) return { kind: 'none' };
-    }
+    const end = path.indexOf('/', 1);
+    let count = 1;
+    for (let i = end; i !== -1; i = path.indexOf('/', i + 1)) count++;
     const allowed: string[] = [];
-    for (const route of this.#routes) {
+    for (const route of this.#candidates(shapeKey(end === -1 ? path.slice(1) : path.slice(1, end), count))) {
       const matched = matchPathTemplate(route.template, path);
       if (matched === undefined) continue;
       if (route.httpMethod === httpMethod) return { kind: 'found', route, variables: matched.variables };
@@ -74,10 +83,22 @@ export class RestRoutes {
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'none' };
   }
+
+  /** The templates a path of this shape may match, most specific first. */
+  #candidates(key: string): readonly RestRoute[] {
+    const fixed = this.#byShape.get(key) ?? [];
+    if (this.#open.length === 0) return fixed;
+    if (fixed.length === 0) return this.#open;
+    return [...fixed, ...this.#open].sort((a, b) => this.#rank.get(a)! - this.#rank.get(b)!);
+  }
 }
 
-function routeFromRule(rule: HttpRule, handler: UniversalHandler): RestRoute {
-  const method = handler.method;
+function shapeKey(firstSegment: string, segments: number): string {
+  return `${segments}/${firstSegment}`;
+}
+
+function routeFromRule(rule: HttpRule, call: UnaryCall): RestRoute {
+  const method = call.spec.method;
   const where = `${method.parent.typeName}.${method.name}`;
   if (method.methodKind !== 'unary') throw new RouteConfigError(`${where}: only unary methods can have a REST binding`);
   if (rule.responseBody !== '') throw new RouteConfigError(`${where}: response_body is not supported`);
@@ -116,7 +137,7 @@ function routeFromRule(rule: HttpRule, handler: UniversalHandler): RestRoute {
   }
   const first = path.split('/')[1];
   const firstSegment = first !== undefined && !first.includes('{') && !first.includes('*') ? first : undefined;
-  return { httpMethod, template, body: rule.body, pathFields, method, handler, firstSegment };
+  return { httpMethod, template, body: rule.body, pathFields, method, call, firstSegment };
 }
 
 /** Resolves a dotted proto field path (`user.id`) through singular message fields; [] when it does not exist. */

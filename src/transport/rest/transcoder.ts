@@ -1,25 +1,23 @@
 /**
  * The REST transcoder: a protocol adapter beside Connect, gRPC and gRPC-web. A REST call is matched
  * against the routes from the `google.api.http` options, turned into a request message, and handed
- * to the router's own handler of the method as a Connect unary call (JSON), so that interceptors
- * (authentication, error normalization) run exactly as for the other protocols. The answer is the
- * handler's response message in proto3 JSON, passed on as the handler wrote it, or the grpc-gateway
- * error body with the grpc-gateway status.
+ * to the method's implementation through the router's own interceptors (invoke.ts), so that
+ * authentication and error normalization run exactly as for the other protocols. The answer is the
+ * response message in proto3 JSON, or the grpc-gateway error body with the grpc-gateway status.
  *
  * JSON output matches ZITADEL's gateway (protojson defaults): lowerCamelCase names, enums by name,
  * 64-bit integers as strings, fields with default values omitted.
  */
-import { fromJsonString, toJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { fromJsonString, type JsonValue, type Registry } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createContextValues, type ContextValues } from '@connectrpc/connect';
-import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import { apiError, publicError } from '../../api/errors.ts';
 import { notValidJson } from '../../api/json-syntax.ts';
 import type { ApiLogger } from '../../api/logger.ts';
 import { BodyAbortedError, readBody } from './body.ts';
 import { checkJsonContentType, contentTypeJson, isIdentityEncoding } from './content-type.ts';
 import { restErrorBody } from './error-body.ts';
-import { invokeUnary } from './invoke.ts';
+import { invokeUnary, type UnaryCalls } from './invoke.ts';
 import { abortResponse, respond, type NodeRequest, type NodeResponse } from '../../http/node-types.ts';
 import { buildRequestMessage } from './request.ts';
 import { RestRoutes, type RestRoute } from './routes.ts';
@@ -40,8 +38,8 @@ export interface RestTranscoder {
   handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
 }
 
-export function createRestTranscoder(handlers: readonly UniversalHandler[], options: RestTranscoderOptions): RestTranscoder {
-  const routes = new RestRoutes(handlers);
+export function createRestTranscoder(calls: UnaryCalls, options: RestTranscoderOptions): RestTranscoder {
+  const routes = new RestRoutes(calls);
   const utf8 = new TextDecoder('utf-8', { fatal: true });
 
   async function serve(req: NodeRequest, res: NodeResponse, route: RestRoute, variables: Map<string, string>, query: URLSearchParams): Promise<void> {
@@ -57,12 +55,12 @@ export function createRestTranscoder(handlers: readonly UniversalHandler[], opti
     }
     const message = buildRequestMessage(route, { body, query, variables });
     const contextValues = options.contextValues?.() ?? createContextValues();
-    const result = await invokeUnary(route.handler, req, res, toJsonString(route.method.input, message, { registry: options.registry }), contextValues);
+    const result = await invokeUnary(route.call, req, res, message, contextValues, options.registry);
     if (result.error !== undefined) {
       sendError(req, res, result.error, undefined, result.headers);
       return;
     }
-    send(req, res, 200, result.bytes, {});
+    send(req, res, 200, result.json, {});
   }
 
   function parseJsonBody(req: NodeRequest, bytes: Uint8Array): JsonValue {
