@@ -120,14 +120,35 @@ export function preparedText(name: string, text: string): string {
   return `${PREPARED_MARK}${name} */ ${text}`;
 }
 
+/** Stands in for a statement's parameter while kysely compiles it once (preparedSelect). */
+class StandIn {
+  readonly index: number;
+  constructor(index: number) {
+    this.index = index;
+  }
+}
+
 /**
- * Runs a query kysely built as the prepared statement `name`: for hot reads whose text is the same at
- * every call (only their parameters vary), such as a row by its id.
+ * A hot read whose text is the same at every call, only its parameters vary (a row by its id): kysely
+ * builds and compiles it once, from stand-ins for the parameters, and every call runs that text as the
+ * prepared statement `name` with its own values. Each parameter must reach the statement as one value
+ * (a list would change the text with its length); compiling refuses a parameter the text lacks.
  */
-export async function selectPrepared<O>(db: DB, name: string, query: Compilable<O>): Promise<O[]> {
-  const compiled = query.compile();
-  const { rows } = await db.executeQuery<O>(CompiledQuery.raw(preparedText(name, compiled.sql), [...compiled.parameters]));
-  return rows;
+export function preparedSelect<P extends unknown[], O>(name: string, build: (db: DB, ...params: P) => Compilable<O>): (db: DB, ...params: P) => Promise<O[]> {
+  let compiled: { text: string; parameters: readonly unknown[] } | undefined;
+  return async (db, ...params) => {
+    if (compiled === undefined) {
+      const standIns = params.map((_, i) => new StandIn(i)) as unknown as P;
+      const query = build(db, ...standIns).compile();
+      for (let i = 0; i < params.length; i++) {
+        if (!query.parameters.some((p) => p instanceof StandIn && p.index === i)) throw new Error(`statement ${name}: parameter ${i} is not a single value of its text`);
+      }
+      compiled = { text: preparedText(name, query.sql), parameters: query.parameters };
+    }
+    const values = compiled.parameters.map((p) => (p instanceof StandIn ? params[p.index] : p));
+    const { rows } = await db.executeQuery<O>(CompiledQuery.raw(compiled.text, values));
+    return rows;
+  };
 }
 
 /** Makes `client` run the statements marked by preparedAs() or preparedText() under their names. */

@@ -4,7 +4,7 @@
  * with machine keys (store/credentials.ts `listMachineCredentialsPage`).
  */
 import type { Insertable, Selectable } from 'kysely';
-import { selectPrepared, type DB } from './database.ts';
+import { preparedSelect, type DB } from './database.ts';
 import type { PersonalAccessTokensTable } from './schema.ts';
 
 export type PersonalAccessTokenRow = Selectable<PersonalAccessTokensTable>;
@@ -29,12 +29,15 @@ export async function deletePersonalAccessToken(db: DB, userId: string, tokenId:
 
 /** A token by hash, with its user's instance: one indexed read, as a prepared statement. */
 export async function findPersonalAccessToken(db: DB, tokenHash: string): Promise<PresentedPersonalAccessToken | undefined> {
-  const query = db
+  const [row] = await personalAccessTokenStatement(db, tokenHash);
+  return row;
+}
+
+const personalAccessTokenStatement = preparedSelect('find_personal_access_token', (db: DB, tokenHash: string) =>
+  db
     .selectFrom('personal_access_tokens')
     .innerJoin('users', 'users.id', 'personal_access_tokens.user_id')
     .selectAll('personal_access_tokens')
     .select('users.instance_id')
-    .where('personal_access_tokens.token_hash', '=', tokenHash);
-  const [row] = await selectPrepared(db, 'find_personal_access_token', query);
-  return row;
-}
+    .where('personal_access_tokens.token_hash', '=', tokenHash),
+);

@@ -5,7 +5,7 @@
  * every server process drops them from its caches as soon as the change commits (store/change-listener.ts).
  */
 import { sql, type Insertable } from 'kysely';
-import { preparedAs, selectPrepared, type DB } from './database.ts';
+import { preparedAs, preparedSelect, type DB } from './database.ts';
 import type { TokenRow, TokensTable } from './schema.ts';
 
 export type NewToken = Insertable<TokensTable>;
@@ -113,7 +113,12 @@ function textArray(values: readonly string[]): string {
  * machine tokens -10% against two statements, because the larger statement costs more to plan).
  */
 export async function findAccessToken(db: DB, tokenHash: string): Promise<(TokenRow & { family_revoked: boolean }) | undefined> {
-  const query = db
+  const [row] = await accessTokenStatement(db, tokenHash);
+  return row;
+}
+
+const accessTokenStatement = preparedSelect('find_access_token', (db: DB, tokenHash: string) =>
+  db
     .selectFrom('tokens')
     .selectAll('tokens')
     .select(
@@ -122,10 +127,8 @@ export async function findAccessToken(db: DB, tokenHash: string): Promise<(Token
       ),
     )
     .where('token_hash', '=', tokenHash)
-    .where('kind', '=', 'access');
-  const [row] = await selectPrepared(db, 'find_access_token', query);
-  return row;
-}
+    .where('kind', '=', 'access'),
+);
 
 /** A stored token of either kind by hash (the revocation endpoint finds tokens by their shape). */
 export async function findTokenByHash(db: DB, tokenHash: string): Promise<TokenRow | undefined> {

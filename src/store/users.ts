@@ -4,7 +4,7 @@
  */
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type SqlBool, type Updateable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { selectPrepared, type DB } from './database.ts';
+import { preparedSelect, type DB } from './database.ts';
 import type { Database, UserKind, UserRow, UserState, UsersTable } from './schema.ts';
 
 /** The user with this id, whatever its instance. */
@@ -263,9 +263,11 @@ function userWithRoles(db: DB, userId: string) {
     .where('users.id', '=', userId);
 }
 
+const userWithRolesStatement = preparedSelect('find_user_with_roles', userWithRoles);
+
 /** The user with its organization's primary domain and its roles, in one statement. */
 export async function findUserWithRoles(db: DB, userId: string) {
-  const [row] = await selectPrepared(db, 'find_user_with_roles', userWithRoles(db, userId));
+  const [row] = await userWithRolesStatement(db, userId);
   return row;
 }
 
@@ -275,7 +277,12 @@ export async function findUserWithRoles(db: DB, userId: string) {
  * each organization's primary domain. (JSON carries the keys' expiry as text.)
  */
 export async function findUserWithGrants(db: DB, userId: string) {
-  const query = userWithRoles(db, userId).select((eb) => [
+  const [row] = await userWithGrantsStatement(db, userId);
+  return row;
+}
+
+const userWithGrantsStatement = preparedSelect('find_user_with_grants', (db: DB, userId: string) =>
+  userWithRoles(db, userId).select((eb) => [
     jsonArrayFrom(
       eb
         .selectFrom('machine_keys')
@@ -289,10 +296,8 @@ export async function findUserWithGrants(db: DB, userId: string) {
         .select(['authorizations.project_id', 'authorizations.org_id', 'granting.primary_domain', 'authorizations.roles'])
         .whereRef('authorizations.user_id', '=', 'users.id'),
     ).as('authorizations'),
-  ]);
-  const [row] = await selectPrepared(db, 'find_user_with_grants', query);
-  return row;
-}
+  ]),
+);
 
 /** The user's row, locked for the rest of the transaction; undefined when there is none. */
 export async function findUserForUpdate(db: DB, userId: string): Promise<UserRow | undefined> {
