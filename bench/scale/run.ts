@@ -581,13 +581,20 @@ function searchValues(ctx: Context) {
 }
 
 /** An exact email or login name per request: seeded humans in turn, or alice in the empty database. */
-function exactUsers(ctx: Context): () => { email: string; loginName: string } {
-  if (ctx.seededUsers === 0) return () => ({ email: 'alice@bench.test', loginName: 'alice@bench.test' });
+function exactUsers(ctx: Context): () => { userName: string; email: string; loginName: string } {
+  if (ctx.seededUsers === 0) return () => ({ userName: 'alice', email: 'alice@bench.test', loginName: 'alice@bench.test' });
   const next = rotatingUsers(ctx.seededUsers, true);
   return () => {
     const user = next();
-    return { email: user.email!, loginName: user.loginName };
+    return { userName: user.userName, email: user.email!, loginName: user.loginName };
   };
+}
+
+/** The seeded humans (the ones with an email) among the users a user name prefix matches. */
+function humansWithPrefix(ctx: Context, prefix: string): number {
+  let found = 0;
+  for (let n = 0; n < ctx.seededUsers; n++) if (n % 10 !== 9 && `user${n}`.startsWith(prefix)) found++;
+  return found;
 }
 
 const PATHS: Path[] = [
@@ -664,6 +671,30 @@ const PATHS: Path[] = [
     },
   },
   {
+    name: 'ListUsers, email prefix',
+    alone: true,
+    options: (ctx) => listUsers(ctx, [{ emailQuery: { emailAddress: `user${searchValues(ctx).prefix.value}`, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }]),
+    fullPage: true,
+    preflight: async (ctx) => {
+      const prefix = `user${searchValues(ctx).prefix.value}`;
+      const total = await totalOf(ctx, [{ emailQuery: { emailAddress: prefix, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }]);
+      if (total !== humansWithPrefix(ctx, prefix)) throw new Error(`email prefix "${prefix}": the API counts ${total}, expected ${humansWithPrefix(ctx, prefix)}`);
+      return `email starts with "${prefix}" (ignoring case): ${total} matches`;
+    },
+  },
+  {
+    name: 'ListUsers, login name prefix',
+    alone: true,
+    options: (ctx) => listUsers(ctx, [{ loginNameQuery: { loginName: `user${searchValues(ctx).prefix.value}`, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }]),
+    fullPage: true,
+    preflight: async (ctx) => {
+      const { prefix } = searchValues(ctx);
+      const total = await totalOf(ctx, [{ loginNameQuery: { loginName: `user${prefix.value}`, method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }]);
+      if (total !== prefix.count) throw new Error(`login name prefix "user${prefix.value}": the API counts ${total}, expected ${prefix.count}`);
+      return undefined;
+    },
+  },
+  {
     name: 'ListUsers, user name contains',
     alone: true,
     options: (ctx) => listUsers(ctx, [userNameQuery(searchValues(ctx).contains.value, 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE')]),
@@ -673,6 +704,19 @@ const PATHS: Path[] = [
       const total = await totalOf(ctx, [userNameQuery(contains.value, 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE')]);
       if (total !== contains.count) throw new Error(`user name contains "${contains.value}": the API counts ${total}, expected ${contains.count}`);
       return `user name contains "${contains.value}" (ignoring case): ${total} matches`;
+    },
+  },
+  {
+    name: 'ListUsers, exact user name (rotating)',
+    alone: true,
+    options: (ctx) => {
+      const next = exactUsers(ctx);
+      return listUsers(ctx, () => [userNameQuery(next().userName, 'TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE')]);
+    },
+    preflight: async (ctx) => {
+      const total = await totalOf(ctx, [userNameQuery(exactUsers(ctx)().userName, 'TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE')]);
+      if (total !== 1) throw new Error(`an exact user name matched ${total} users`);
+      return undefined;
     },
   },
   {
