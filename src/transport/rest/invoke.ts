@@ -14,12 +14,12 @@ import {
   Code,
   ConnectError,
   createConnectRouter,
-  createHandlerContext,
   createMethodImplSpec,
   createServiceImplSpec,
   type ConnectRouter,
   type ConnectRouterOptions,
   type ContextValues,
+  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from '@connectrpc/connect';
@@ -79,6 +79,7 @@ const DROPPED_REQUEST_HEADERS = new Set([
 /** The reasons the call's signals carry: built once, as an abort with no reason builds an error with a stack each time. */
 const CLIENT_GONE = new ConnectError('the client closed the connection', Code.Canceled);
 const CALL_ENDED = new ConnectError('the call ended', Code.Canceled);
+const noTimeout = (): undefined => undefined;
 
 export async function invokeUnary(
   call: UnaryCall,
@@ -98,22 +99,28 @@ export async function invokeUnary(
     else for (const item of value) header.append(name, item);
   }
   header.set('content-type', 'application/json');
-  const gone = new AbortController();
+  // The call's signal: aborted when the client leaves before the answer, and when the call ends.
+  const ending = new AbortController();
   const onClose = () => {
-    if (!res.writableFinished) gone.abort(CLIENT_GONE);
+    if (!res.writableFinished) ending.abort(CLIENT_GONE);
   };
   res.once('close', onClose);
   const { spec } = call;
-  const context = createHandlerContext({
+  // What Connect's createHandlerContext builds, without its copy of the request headers, deadline
+  // timer and linked controllers: a REST call has no deadline of its own and one signal.
+  const context: HandlerContext = {
     service: spec.method.parent,
     method: spec.method,
     protocolName: 'connect',
     requestMethod: 'POST',
     url: `${scheme}://${authority}/${spec.method.parent.typeName}/${spec.method.name}`,
-    requestSignal: gone.signal,
+    signal: ending.signal,
+    timeoutMs: noTimeout,
     requestHeader: header,
-    contextValues,
-  });
+    responseHeader: new Headers(),
+    responseTrailer: new Headers(),
+    values: contextValues,
+  };
   try {
     const output = await invokeUnaryImplementation(spec, context, input, call.interceptors as Interceptor[]);
     return { error: undefined, json: toJsonString(spec.method.output, output, { registry }) };
@@ -126,7 +133,7 @@ export async function invokeUnary(
     }
     return { error, headers };
   } finally {
-    context.abort(CALL_ENDED);
     res.off('close', onClose);
+    if (!ending.signal.aborted) ending.abort(CALL_ENDED);
   }
 }
