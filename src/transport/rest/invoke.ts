@@ -2,7 +2,8 @@
  * Calls a method's implementation in-process for a REST request, through the same interceptors the
  * router runs for Connect, gRPC and gRPC-web: the call keeps the caller's headers (Authorization
  * above all), its context values, and a signal that aborts when the client goes away before the
- * answer, so interceptors and implementations see a REST call as they see any other.
+ * answer and when the call ends, so interceptors and implementations see a REST call as they see any
+ * other.
  *
  * The transcoder has already built and checked the request message (request.ts), so the call skips
  * what a Connect request would add on top: encoding that message to JSON and parsing it back, a
@@ -46,7 +47,7 @@ export function createRecordingRouter(options: ConnectRouterOptions = {}): { rou
   const keep = (spec: MethodImplSpec, interceptors: readonly Interceptor[] | undefined) => {
     if (spec.kind !== 'unary') return;
     const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
-    if (!calls.has(path)) calls.set(path, { spec, interceptors: interceptors ?? options.interceptors ?? [] }); // the router serves the first registration too
+    if (!calls.has(path)) calls.set(path, { spec, interceptors: interceptors ?? options.interceptors ?? [] }); // REST takes a procedure's first registration
   };
   const router: ConnectRouter = {
     get handlers() {

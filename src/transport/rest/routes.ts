@@ -34,11 +34,13 @@ export class RouteConfigError extends Error {}
 
 export class RestRoutes {
   readonly #routes: RestRoute[];
-  /** Templates of a fixed number of segments, by literal first segment and that number. */
+  /**
+   * By literal first segment and number of segments, the templates a path of that shape may match,
+   * most specific first: those of that shape and the open ones.
+   */
   readonly #byShape = new Map<string, RestRoute[]>();
   /** Templates any path may match: with `**`, or with a variable first segment. */
-  readonly #open: RestRoute[];
-  readonly #rank = new Map<RestRoute, number>();
+  readonly #open: RestRoute[] = [];
 
   constructor(calls: UnaryCalls) {
     const routes: RestRoute[] = [];
@@ -51,19 +53,22 @@ export class RestRoutes {
       }
     }
     this.#routes = routes.sort((a, b) => compareSpecificity(a.template, b.template));
-    this.#open = [];
-    this.#routes.forEach((route, rank) => {
-      this.#rank.set(route, rank);
+    for (const route of this.#routes) {
       const { segments } = route.template;
       if (route.firstSegment === undefined || segments.some((s) => s.kind === 'multi')) {
         this.#open.push(route);
-        return;
+        continue;
       }
       const key = shapeKey(route.firstSegment, segments.length);
       const same = this.#byShape.get(key);
       if (same === undefined) this.#byShape.set(key, [route]);
       else same.push(route);
-    });
+    }
+    if (this.#open.length > 0) {
+      // Each shape's list gets the open templates too, merged in the order of specificity.
+      const rank = new Map(this.#routes.map((route, i) => [route, i]));
+      for (const [key, same] of this.#byShape) this.#byShape.set(key, [...same, ...this.#open].sort((a, b) => rank.get(a)! - rank.get(b)!));
+    }
   }
 
   get routes(): readonly RestRoute[] {
@@ -75,21 +80,14 @@ export class RestRoutes {
     let count = 1;
     for (let i = end; i !== -1; i = path.indexOf('/', i + 1)) count++;
     const allowed: string[] = [];
-    for (const route of this.#candidates(shapeKey(end === -1 ? path.slice(1) : path.slice(1, end), count))) {
+    const candidates = this.#byShape.get(shapeKey(end === -1 ? path.slice(1) : path.slice(1, end), count)) ?? this.#open;
+    for (const route of candidates) {
       const matched = matchPathTemplate(route.template, path);
       if (matched === undefined) continue;
       if (route.httpMethod === httpMethod) return { kind: 'found', route, variables: matched.variables };
       if (!allowed.includes(route.httpMethod)) allowed.push(route.httpMethod);
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'none' };
-  }
-
-  /** The templates a path of this shape may match, most specific first. */
-  #candidates(key: string): readonly RestRoute[] {
-    const fixed = this.#byShape.get(key) ?? [];
-    if (this.#open.length === 0) return fixed;
-    if (fixed.length === 0) return this.#open;
-    return [...fixed, ...this.#open].sort((a, b) => this.#rank.get(a)! - this.#rank.get(b)!);
   }
 }
 
