@@ -137,7 +137,6 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
   else sendStep(res, step, status, shown);
 }
 
-
 function parsed(text: string | undefined): unknown {
   if (text === undefined || text === '') return undefined;
   try {

@@ -42,7 +42,6 @@ ${link(stepPath('login', request.id), m.useAnotherAccount)}
   sendStep(res, step, status, stepPage(step, { title: m.otpTitle, alert: problem?.alert, body }));
 }
 
-
 export function otpStep(gh: Gatehouse) {
   return {
     async show(req: Request, res: Response): Promise<void> {
