@@ -5,8 +5,9 @@
  * stores none.
  */
 import { sql } from 'kysely';
-import { findTokenByHash, insertAccessTokens, type NewAccessToken } from '../../src/store/tokens.ts';
+import { findAccessToken, findRefreshTokenByHash, findTokenByHash, insertAccessTokens, type NewAccessToken } from '../../src/store/tokens.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { plansOf } from '../support/list-oracle.ts';
 
 describe('storing access tokens in batches', () => {
   let database: FreshDatabase;
@@ -98,10 +99,42 @@ describe('storing access tokens in batches', () => {
     expect(prepared).toEqual([{ name: 'insert_access_tokens', statement: expect.stringMatching(/^\/\* prepared:insert_access_tokens \*\/ ?insert into tokens/) }]);
   });
 
-  it('stores none of a batch with a bad row (a token hash twice), so the batcher can retry row by row', async () => {
+  it('stores none of a batch with a bad row (a token id twice), so the batcher can retry row by row', async () => {
     const first = token();
-    const rows = [token(), token({ token_hash: first.token_hash }), first];
+    const rows = [token(), token({ id: first.id }), first];
     await expect(insertAccessTokens(database.db, rows)).rejects.toThrow();
     for (const row of rows) expect(await findTokenByHash(database.db, row.token_hash)).toBeUndefined();
+  });
+});
+
+const onPostgres = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
+
+// Every opaque token presented is found by its hash: through the hash index, whatever the table holds.
+onPostgres('finding a stored token by its hash (PostgreSQL, 20,000 tokens)', () => {
+  let database: FreshDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    for (let batch = 0; batch < 40; batch++) {
+      const rows = Array.from({ length: 500 }, (_, i): NewAccessToken => {
+        const n = batch * 500 + i;
+        return {
+          id: `t${n}`, instance_id: 'instance', token_hash: `hash-${n}`, client_id: 'client', subject: 'subject', scopes: [], audience: [],
+          grant_id: null, session_id: null, actor: null, auth_time: null, amr: null, created_at: new Date(1_800_000_000_000), expires_at: new Date(1_800_003_600_000),
+        };
+      });
+      await insertAccessTokens(database.db, rows);
+    }
+    await sql`analyze tokens`.execute(database.db);
+  }, 60_000);
+  afterAll(() => database.close());
+
+  it.each([
+    ['an access token', (db: FreshDatabase['db']) => findAccessToken(db, 'hash-12345')],
+    ['a token of either kind', (db: FreshDatabase['db']) => findTokenByHash(db, 'hash-12345')],
+    ['a refresh token', (db: FreshDatabase['db']) => findRefreshTokenByHash(db, 'hash-12345')],
+  ])('%s reads the hash index', async (_name, find) => {
+    const plan = await plansOf(database.databaseUrl!, find);
+    expect(plan).toMatch(/Index Scan using tokens_hash_idx on tokens/);
+    expect(plan).not.toMatch(/Seq Scan on tokens/);
   });
 });

@@ -24,6 +24,7 @@ import * as policies from './2026_11_26_0021_policies.ts';
 import * as identityProviders from './2026_11_26_0022_identity_providers.ts';
 import * as idpIntents from './2026_11_26_0023_idp_intents.ts';
 import * as firstFactor from './2026_11_27_0024_first_factor.ts';
+import * as tokenHashIndex from './2026_11_27_0025_token_hash_index.ts';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_22_0001_identity': identity,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_26_0022_identity_providers': identityProviders,
   '2026_11_26_0023_idp_intents': idpIntents,
   '2026_11_27_0024_first_factor': firstFactor,
+  '2026_11_27_0025_token_hash_index': tokenHashIndex,
 };
