@@ -9,34 +9,34 @@ import { findAccessToken, findRefreshTokenByHash, findTokenByHash, insertAccessT
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { plansOf } from '../support/list-oracle.ts';
 
+let next = 0;
+const token = (overrides: Partial<NewAccessToken> = {}): NewAccessToken => {
+  next += 1;
+  return {
+    id: `t${next}`,
+    instance_id: 'instance',
+    token_hash: `hash-${next}`,
+    client_id: 'client',
+    subject: 'subject',
+    scopes: ['openid'],
+    audience: ['client'],
+    grant_id: null,
+    session_id: null,
+    actor: null,
+    auth_time: null,
+    amr: null,
+    created_at: new Date(1_800_000_000_000),
+    expires_at: new Date(1_800_003_600_000),
+    ...overrides,
+  };
+};
+
 describe('storing access tokens in batches', () => {
   let database: FreshDatabase;
   beforeAll(async () => {
     database = await freshDatabase();
   });
   afterAll(() => database.close());
-
-  let next = 0;
-  const token = (overrides: Partial<NewAccessToken> = {}): NewAccessToken => {
-    next += 1;
-    return {
-      id: `t${next}`,
-      instance_id: 'instance',
-      token_hash: `hash-${next}`,
-      client_id: 'client',
-      subject: 'subject',
-      scopes: ['openid'],
-      audience: ['client'],
-      grant_id: null,
-      session_id: null,
-      actor: null,
-      auth_time: null,
-      amr: null,
-      created_at: new Date(1_800_000_000_000),
-      expires_at: new Date(1_800_003_600_000),
-      ...overrides,
-    };
-  };
 
   it('stores every column as given, and every string as it is', async () => {
     const awkward = ['a"b', 'back\\slash', 'comma,brace{}', 'two words', '', 'NULL', 'ümlaut', "'quote'"];
@@ -107,31 +107,27 @@ describe('storing access tokens in batches', () => {
   });
 });
 
-const onPostgres = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
+const pgOnly = process.env['TEST_DATABASE_URL'] ? describe : describe.skip;
 
 // Every opaque token presented is found by its hash: through the hash index, whatever the table holds.
-onPostgres('finding a stored token by its hash (PostgreSQL, 20,000 tokens)', () => {
+pgOnly('finding a stored token by its hash (PostgreSQL, 20,000 tokens)', () => {
   let database: FreshDatabase;
+  let wanted = '';
   beforeAll(async () => {
     database = await freshDatabase();
     for (let batch = 0; batch < 40; batch++) {
-      const rows = Array.from({ length: 500 }, (_, i): NewAccessToken => {
-        const n = batch * 500 + i;
-        return {
-          id: `t${n}`, instance_id: 'instance', token_hash: `hash-${n}`, client_id: 'client', subject: 'subject', scopes: [], audience: [],
-          grant_id: null, session_id: null, actor: null, auth_time: null, amr: null, created_at: new Date(1_800_000_000_000), expires_at: new Date(1_800_003_600_000),
-        };
-      });
+      const rows = Array.from({ length: 500 }, () => token());
       await insertAccessTokens(database.db, rows);
+      if (batch === 20) wanted = rows[0]!.token_hash;
     }
     await sql`analyze tokens`.execute(database.db);
   }, 60_000);
   afterAll(() => database.close());
 
   it.each([
-    ['an access token', (db: FreshDatabase['db']) => findAccessToken(db, 'hash-12345')],
-    ['a token of either kind', (db: FreshDatabase['db']) => findTokenByHash(db, 'hash-12345')],
-    ['a refresh token', (db: FreshDatabase['db']) => findRefreshTokenByHash(db, 'hash-12345')],
+    ['an access token', (db: FreshDatabase['db']) => findAccessToken(db, wanted)],
+    ['a token of either kind', (db: FreshDatabase['db']) => findTokenByHash(db, wanted)],
+    ['a refresh token', (db: FreshDatabase['db']) => findRefreshTokenByHash(db, wanted)],
   ])('%s reads the hash index', async (_name, find) => {
     const plan = await plansOf(database.databaseUrl!, find);
     expect(plan).toMatch(/Index Scan using tokens_hash_idx on tokens/);
